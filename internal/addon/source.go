@@ -1,0 +1,143 @@
+package addon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+)
+
+// AnnotationCredentialsHash is a content hash of the published credentials (no values).
+const AnnotationCredentialsHash = Group + "/credentials-hash"
+
+// CredentialsHash is a stable hash of the credentials, safe to show.
+func CredentialsHash(data map[string]string) string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(data[k]), data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// writeSource creates or updates the source Secret the Helm side renders from. It writes only
+// when the content changed; its owner reference makes the Helm controller re-render.
+func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstructured, addon *clevercloud.Addon, data map[string]string) error {
+	hash := CredentialsHash(data)
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
+	cur := &corev1.Secret{}
+	err := r.Client.Get(ctx, key, cur)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	exists := err == nil
+	if exists && !metav1.IsControlledBy(cur, obj) {
+		return fmt.Errorf("secret %s exists and is not controlled by %s %s; refusing to overwrite it", key.Name, r.Kind.GVK.Kind, obj.GetName())
+	}
+	if exists && cur.Annotations[AnnotationCredentialsHash] == hash && cur.Annotations[AnnotationAddonID] == addon.ID {
+		return nil
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
+	if exists {
+		sec = cur.DeepCopy()
+	}
+	sec.Labels = mergeMaps(sec.Labels, map[string]string{LabelManagedBy: ManagedByValue, LabelRole: RoleSource, LabelKind: r.Kind.Lower()})
+	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addon.ID, AnnotationCredentialsHash: hash})
+	sec.Type = corev1.SecretTypeOpaque
+	sec.Data = make(map[string][]byte, len(data))
+	for k, v := range data {
+		sec.Data[k] = []byte(v)
+	}
+	sec.StringData = nil
+	if err := controllerutil.SetControllerReference(obj, sec, r.Client.Scheme()); err != nil {
+		return err
+	}
+	if exists {
+		if err := r.Client.Update(ctx, sec); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsUpdated, "Credentials of add-on %s changed; updating Secret %s", addon.ID, SecretName(obj))
+		return nil
+	}
+	if err := r.Client.Create(ctx, sec); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsWritten, "Publishing %d credential keys of add-on %s in Secret %s", len(data), addon.ID, SecretName(obj))
+	return nil
+}
+
+func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstructured) error {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}}
+	if err := r.Client.Delete(ctx, sec); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func mergeMaps(base, add map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(add))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+func sameVariables(have []clevercloud.Variable, want map[string]string) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for _, v := range have {
+		if w, ok := want[v.Name]; !ok || w != v.Value {
+			return false
+		}
+	}
+	return true
+}
+
+func toVariables(m map[string]string) []clevercloud.Variable {
+	out := make([]clevercloud.Variable, 0, len(m))
+	for k, v := range m {
+		out = append(out, clevercloud.Variable{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// removeFinalizer drops the engine's finalizer with a JSON patch that tests it is still at
+// that index, so it never races the Helm reconciler's concurrent status writes.
+func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
+	for i, f := range obj.GetFinalizers() {
+		if f != r.Kind.Finalizer() {
+			continue
+		}
+		patch, _ := json.Marshal([]map[string]any{
+			{"op": "test", "path": fmt.Sprintf("/metadata/finalizers/%d", i), "value": f},
+			{"op": "remove", "path": fmt.Sprintf("/metadata/finalizers/%d", i)},
+		})
+		err := r.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}

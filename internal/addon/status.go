@@ -1,0 +1,120 @@
+package addon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStatus, reason, msg string, now time.Time) {
+	conds, _ := status.Set(status.Conditions(u), status.Condition{Type: t, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: u.GetGeneration()}, now)
+	status.SetConditions(u, conds)
+}
+
+// updateStatus applies mutate to the resource's status and writes it when it changed,
+// recomputing Ready. Conflicts (the Helm reconciler writes status too) are retried on a
+// fresh copy.
+func (r *Reconciler) updateStatus(ctx context.Context, obj *unstructured.Unstructured, mutate func(*unstructured.Unstructured)) error {
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := obj
+		if !first {
+			cur = r.newObject()
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+				return err
+			}
+		}
+		first = false
+		next := cur.DeepCopy()
+		mutate(next)
+		status.ApplyReady(next, r.now())
+		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
+			return nil
+		}
+		if err := r.Client.Status().Update(ctx, next); err != nil {
+			return err
+		}
+		obj.Object = next.Object
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// fail records a failure on AddonReady (and so Ready) with a Warning event when the reason or
+// message changed, never on every retry. Terminal reasons wait for the user (or the periodic
+// resync); others return cause so the work queue backs off exponentially.
+func (r *Reconciler) fail(ctx context.Context, obj *unstructured.Unstructured, reason, msg string, cause error) (ctrl.Result, error) {
+	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, reason, msg, r.now())
+		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if old.Reason != reason || old.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	if cause != nil {
+		logr.FromContextOrDiscard(ctx).V(1).Info("will retry", "reason", reason, "error", cause.Error())
+		return ctrl.Result{}, cause
+	}
+	return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, nil
+}
+
+// failAPI classifies an API error.
+func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured, doing string, err error) (ctrl.Result, error) {
+	switch {
+	case clevercloud.IsUnauthorized(err):
+		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
+			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
+	case clevercloud.IsRetryable(err):
+		return r.fail(ctx, obj, status.ReasonAPIUnavailable, fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err)), err)
+	default:
+		return r.fail(ctx, obj, status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
+	}
+}
+
+// pending reports an add-on that Clever Cloud is still provisioning and polls again soon,
+// backing off with its age (2 s, growing to 30 s).
+func (r *Reconciler) pending(ctx context.Context, obj *unstructured.Unstructured, addon *clevercloud.Addon, msg string) (ctrl.Result, error) {
+	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg, r.now())
+		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	age := r.now().Sub(time.UnixMilli(int64(addon.CreationDate)))
+	wait := 2 * time.Second
+	if age > 0 {
+		wait = min(max(age/4, 2*time.Second), 30*time.Second)
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+func apiMessage(err error) string {
+	var ae *clevercloud.APIError
+	if errors.As(err, &ae) {
+		if ae.Message != "" {
+			return fmt.Sprintf("%d %s", ae.StatusCode, ae.Message)
+		}
+		return fmt.Sprintf("HTTP %d", ae.StatusCode)
+	}
+	return err.Error()
+}

@@ -1,0 +1,414 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+)
+
+// Credential modes returned by APIConfig.Mode.
+const (
+	ModeBearer = "bearer"
+	ModeOAuth1 = "oauth1"
+)
+
+// Environment variables read by Load.
+const (
+	EnvEndpoint       = "CLEVER_OPERATOR_API_ENDPOINT"
+	EnvToken          = "CLEVER_OPERATOR_API_TOKEN"
+	EnvSecret         = "CLEVER_OPERATOR_API_SECRET"
+	EnvConsumerKey    = "CLEVER_OPERATOR_API_CONSUMER_KEY"
+	EnvConsumerSecret = "CLEVER_OPERATOR_API_CONSUMER_SECRET"
+	EnvBearerToken    = "CLEVER_OPERATOR_API_BEARER_TOKEN"
+)
+
+// Command-line flag names (without the leading "--") that the main package is
+// expected to bind to LoadOptions.Flags. They are used in Validate's messages.
+const (
+	FlagEndpoint       = "api-endpoint"
+	FlagToken          = "api-token"
+	FlagSecret         = "api-secret"
+	FlagConsumerKey    = "api-consumer-key"
+	FlagConsumerSecret = "api-consumer-secret"
+	FlagBearerToken    = "api-bearer-token"
+)
+
+// APIConfig holds the Clever Cloud API endpoint and credentials.
+//
+// It never prints its secrets: fmt verbs (%v, %+v, %#v, %s, %q, ...) and the
+// slog/logr hooks show "<redacted>" for a set secret and "<unset>" for an empty
+// one. Endpoint is shown (with any user information in the URL hidden).
+type APIConfig struct {
+	Endpoint       string `json:"endpoint" toml:"endpoint"`
+	Token          string `json:"token" toml:"token"`
+	Secret         string `json:"secret" toml:"secret"`
+	ConsumerKey    string `json:"consumer-key" toml:"consumer-key"`
+	ConsumerSecret string `json:"consumer-secret" toml:"consumer-secret"`
+	BearerToken    string `json:"bearer-token" toml:"bearer-token"`
+}
+
+// Config is the loaded configuration.
+type Config struct {
+	API APIConfig `json:"api" toml:"api"`
+	// Sources lists where values were read from, in merge order, e.g.
+	// "file /etc/clever-operator/config.toml", "env", "flags". Meant for --check.
+	Sources []string `json:"-" toml:"-"`
+}
+
+// field describes one APIConfig field and how it is named in every source.
+type field struct {
+	name    string   // Go field name
+	key     string   // canonical key in the [api] table
+	aliases []string // accepted alternative keys (camelCase)
+	env     string
+	flag    string
+	secret  bool
+	ptr     func(*APIConfig) *string
+}
+
+// fields lists APIConfig's fields in declaration order.
+var fields = []field{
+	{"Endpoint", "endpoint", nil, EnvEndpoint, FlagEndpoint, false, func(c *APIConfig) *string { return &c.Endpoint }},
+	{"Token", "token", nil, EnvToken, FlagToken, true, func(c *APIConfig) *string { return &c.Token }},
+	{"Secret", "secret", nil, EnvSecret, FlagSecret, true, func(c *APIConfig) *string { return &c.Secret }},
+	{"ConsumerKey", "consumer-key", []string{"consumerKey"}, EnvConsumerKey, FlagConsumerKey, true, func(c *APIConfig) *string { return &c.ConsumerKey }},
+	{"ConsumerSecret", "consumer-secret", []string{"consumerSecret"}, EnvConsumerSecret, FlagConsumerSecret, true, func(c *APIConfig) *string { return &c.ConsumerSecret }},
+	{"BearerToken", "bearer-token", []string{"bearerToken"}, EnvBearerToken, FlagBearerToken, true, func(c *APIConfig) *string { return &c.BearerToken }},
+}
+
+func fieldByName(name string) field {
+	for _, f := range fields {
+		if f.name == name {
+			return f
+		}
+	}
+	panic("config: unknown field " + name)
+}
+
+func isSet(s string) bool { return strings.TrimSpace(s) != "" }
+
+// normalized returns c with surrounding whitespace removed from every field.
+func (c APIConfig) normalized() APIConfig {
+	for _, f := range fields {
+		p := f.ptr(&c)
+		*p = strings.TrimSpace(*p)
+	}
+	return c
+}
+
+// isZero reports whether no field of c is set.
+func (c APIConfig) isZero() bool {
+	for _, f := range fields {
+		if isSet(*f.ptr(&c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// oauth1Fields are the four values needed for OAuth1, in message order.
+var oauth1Fields = []string{"Token", "Secret", "ConsumerKey", "ConsumerSecret"}
+
+// Mode returns "bearer" when BearerToken is set, "oauth1" when Token, Secret,
+// ConsumerKey and ConsumerSecret are all set, and "" otherwise. Whitespace-only
+// values count as unset.
+func (c APIConfig) Mode() string {
+	if isSet(c.BearerToken) {
+		return ModeBearer
+	}
+	for _, name := range oauth1Fields {
+		f := fieldByName(name)
+		if !isSet(*f.ptr(&c)) {
+			return ""
+		}
+	}
+	return ModeOAuth1
+}
+
+// Validate returns nil when c holds a usable credential set and a valid (or
+// empty) endpoint. Otherwise it returns a single-line error naming the missing
+// keys and where to set them. It never includes a secret value.
+func (c APIConfig) Validate() error {
+	var problems []string
+	if c.Mode() == "" {
+		var keys, envs, flags []string
+		for _, name := range oauth1Fields {
+			f := fieldByName(name)
+			if !isSet(*f.ptr(&c)) {
+				keys = append(keys, "api."+f.key)
+				envs = append(envs, f.env)
+				flags = append(flags, "--"+f.flag)
+			}
+		}
+		b := fieldByName("BearerToken")
+		problems = append(problems, fmt.Sprintf(
+			"no usable Clever Cloud credentials: missing %s (set %s, a config file, or %s); or set a bearer token (api.%s, %s or --%s)",
+			strings.Join(keys, ", "), strings.Join(envs, ", "), strings.Join(flags, ", "),
+			b.key, b.env, b.flag))
+	}
+	if err := validateEndpoint(c.Endpoint); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(problems, "; "))
+}
+
+// validateEndpoint accepts "" (use the default) or an absolute http(s) URL with a
+// host and without user information, query or fragment.
+func validateEndpoint(endpoint string) error {
+	e := strings.TrimSpace(endpoint)
+	if e == "" {
+		return nil
+	}
+	hint := fmt.Sprintf("must be an absolute http(s) URL such as https://api.clever-cloud.com (set api.endpoint, %s or --%s)", EnvEndpoint, FlagEndpoint)
+	u, err := url.Parse(e)
+	if err != nil {
+		// Not echoed: an unparsable value could hold anything.
+		return fmt.Errorf("invalid api.endpoint: not a URL; %s", hint)
+	}
+	shown := displayEndpoint(e)
+	switch {
+	case u.User != nil:
+		return fmt.Errorf("invalid api.endpoint %q: must not contain user information (credentials go in the api.* credential keys); %s", shown, hint)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("invalid api.endpoint %q: %s", shown, hint)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("invalid api.endpoint %q: no host; %s", shown, hint)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Errorf("invalid api.endpoint %q: must not have a query or fragment; %s", shown, hint)
+	}
+	return nil
+}
+
+// displayEndpoint returns the endpoint for display: user information is masked
+// and an unparsable value is not shown at all.
+func displayEndpoint(endpoint string) string {
+	e := strings.TrimSpace(endpoint)
+	if e == "" {
+		return ""
+	}
+	u, err := url.Parse(e)
+	if err != nil {
+		return "<invalid URL>"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+		return u.String()
+	}
+	return e
+}
+
+// Merge returns base with every non-empty (not whitespace-only) field of
+// override applied.
+func Merge(base, override APIConfig) APIConfig {
+	for _, f := range fields {
+		if v := *f.ptr(&override); isSet(v) {
+			*f.ptr(&base) = v
+		}
+	}
+	return base
+}
+
+// ApplyOverride combines the operator's configuration (base) with a
+// per-namespace override document (as returned by ParseDocument). Unlike Merge,
+// it treats credentials as a set:
+//
+//   - if override sets a bearer token, the result uses it alone (base's OAuth1
+//     values are dropped);
+//   - if override sets any OAuth1 value, its missing OAuth1 values are filled
+//     from base (as the Rust operator filled them from its environment) and
+//     base's bearer token is dropped, so the override is really used (a bearer
+//     token would otherwise take precedence);
+//   - if override sets no credential, base's credentials are kept.
+//
+// The endpoint is override's when set, else base's. When override points to an
+// endpoint other than base's, it must carry a complete credential set of its
+// own: ApplyOverride returns an error rather than send any of the operator's
+// credentials to an endpoint chosen by a namespace.
+func ApplyOverride(base, override APIConfig) (APIConfig, error) {
+	base, override = base.normalized(), override.normalized()
+	result := base
+	switch {
+	case override.BearerToken != "":
+		result = APIConfig{Endpoint: base.Endpoint, BearerToken: override.BearerToken}
+	case override.Token != "" || override.Secret != "" || override.ConsumerKey != "" || override.ConsumerSecret != "":
+		result = Merge(base, override)
+		result.BearerToken = ""
+	}
+	if override.Endpoint != "" {
+		if sameEndpoint(override.Endpoint, base.Endpoint) {
+			result.Endpoint = override.Endpoint
+		} else {
+			if override.Mode() == "" {
+				return APIConfig{}, errors.New("namespace override sets api.endpoint to another endpoint but not a complete credential set of its own (a bearer token, or token, secret, consumer-key and consumer-secret); the operator's credentials are never sent to an endpoint chosen by a namespace")
+			}
+			result = override
+			if override.Mode() == ModeBearer {
+				result = APIConfig{Endpoint: override.Endpoint, BearerToken: override.BearerToken}
+			}
+		}
+	}
+	return result, nil
+}
+
+func sameEndpoint(a, b string) bool {
+	norm := func(s string) string { return strings.TrimRight(strings.TrimSpace(s), "/") }
+	return strings.EqualFold(norm(a), norm(b))
+}
+
+// Fingerprint returns the first 12 hex characters of a SHA-256 digest over the
+// endpoint and every credential field (whitespace-trimmed), suitable as a cache
+// key (e.g. one API client per distinct configuration). Fields are
+// length-prefixed, so distinct configurations never collide by concatenation.
+func (c APIConfig) Fingerprint() string {
+	n := c.normalized()
+	h := sha256.New()
+	io.WriteString(h, "clever-operator/config.APIConfig/v1\x00")
+	var l [8]byte
+	for _, f := range fields {
+		v := *f.ptr(&n)
+		binary.BigEndian.PutUint64(l[:], uint64(len(v)))
+		h.Write(l[:])
+		io.WriteString(h, v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Redaction placeholders.
+const (
+	redacted = "<redacted>"
+	unset    = "<unset>"
+)
+
+func secretState(v string) string {
+	if isSet(v) {
+		return redacted
+	}
+	return unset
+}
+
+// String returns a representation with every secret replaced by "<redacted>"
+// (set) or "<unset>" (empty).
+func (c APIConfig) String() string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(f.name)
+		b.WriteString(":")
+		v := *f.ptr(&c)
+		if f.secret {
+			b.WriteString(secretState(v))
+		} else {
+			fmt.Fprintf(&b, "%q", displayEndpoint(v))
+		}
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// GoString is used by %#v; secrets are redacted as in String.
+func (c APIConfig) GoString() string {
+	var b strings.Builder
+	b.WriteString("config.APIConfig{")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := *f.ptr(&c)
+		if f.secret {
+			if isSet(v) {
+				fmt.Fprintf(&b, "%s:%q", f.name, redacted)
+			} else {
+				fmt.Fprintf(&b, "%s:%q", f.name, "")
+			}
+		} else {
+			fmt.Fprintf(&b, "%s:%q", f.name, displayEndpoint(v))
+		}
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// Format implements fmt.Formatter so that every verb and flag prints the
+// redacted form.
+func (c APIConfig) Format(s fmt.State, verb rune) {
+	formatRedacted(s, verb, c.String(), c.GoString())
+}
+
+// LogValue implements slog.LogValuer with secrets redacted.
+func (c APIConfig) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, len(fields)+1)
+	for _, f := range fields {
+		v := *f.ptr(&c)
+		if f.secret {
+			attrs = append(attrs, slog.String(f.key, secretState(v)))
+		} else {
+			attrs = append(attrs, slog.String(f.key, displayEndpoint(v)))
+		}
+	}
+	attrs = append(attrs, slog.String("mode", c.Mode()))
+	return slog.GroupValue(attrs...)
+}
+
+// MarshalLog implements logr.Marshaler (honoured by zapr and other logr sinks)
+// with secrets redacted.
+func (c APIConfig) MarshalLog() any {
+	m := make(map[string]string, len(fields)+1)
+	for _, f := range fields {
+		v := *f.ptr(&c)
+		if f.secret {
+			m[f.key] = secretState(v)
+		} else {
+			m[f.key] = displayEndpoint(v)
+		}
+	}
+	m["mode"] = c.Mode()
+	return m
+}
+
+// String returns a representation with every secret redacted.
+func (c Config) String() string {
+	return fmt.Sprintf("{API:%s Sources:%q}", c.API.String(), c.Sources)
+}
+
+// GoString is used by %#v; secrets are redacted.
+func (c Config) GoString() string {
+	return fmt.Sprintf("config.Config{API:%s, Sources:%#v}", c.API.GoString(), c.Sources)
+}
+
+// Format implements fmt.Formatter so that every verb prints the redacted form.
+func (c Config) Format(s fmt.State, verb rune) {
+	formatRedacted(s, verb, c.String(), c.GoString())
+}
+
+// LogValue implements slog.LogValuer with secrets redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(slog.Any("api", c.API.LogValue()), slog.Any("sources", c.Sources))
+}
+
+// MarshalLog implements logr.Marshaler with secrets redacted.
+func (c Config) MarshalLog() any {
+	return map[string]any{"api": c.API.MarshalLog(), "sources": c.Sources}
+}
+
+func formatRedacted(s fmt.State, verb rune, str, goStr string) {
+	switch {
+	case verb == 'v' && s.Flag('#'):
+		io.WriteString(s, goStr)
+	case verb == 'q':
+		fmt.Fprintf(s, "%q", str)
+	default:
+		io.WriteString(s, str)
+	}
+}

@@ -1,0 +1,196 @@
+// Package hybrid wires the Helm side of the operator: one helm-operator-plugins reconciler per
+// watches.yaml entry that only renders the credentials Secret from what the provisioning
+// engine (package addon) published. It never calls the Clever Cloud API.
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/operator-framework/helm-operator-plugins/pkg/annotation"
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"github.com/operator-framework/helm-operator-plugins/pkg/reconciler"
+	"github.com/operator-framework/helm-operator-plugins/pkg/values"
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+)
+
+// Defaults for a watches.yaml entry that does not set them.
+const (
+	DefaultReconcilePeriod         = 10 * time.Minute
+	DefaultMaxConcurrentReconciles = 4
+	// MaxReleaseHistory keeps old credentials from lingering in release Secrets.
+	MaxReleaseHistory = 2
+)
+
+// ErrNotProvisioned is returned by the translator while the engine has not published the
+// add-on's credentials yet (the pause handler normally prevents reaching it).
+var ErrNotProvisioned = errors.New("add-on not provisioned yet")
+
+// Options configures the Helm side.
+type Options struct {
+	// DefaultReconcilePeriod and DefaultMaxConcurrentReconciles apply where the watch is silent.
+	DefaultReconcilePeriod         time.Duration
+	DefaultMaxConcurrentReconciles int
+	Log                            logr.Logger
+}
+
+// Setup builds and registers one Helm reconciler for a watches.yaml entry, honouring every
+// option of the entry (watchDependentResources is "watch", so it is inverted into Skip...).
+func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error {
+	if w.Chart == nil {
+		return fmt.Errorf("watch %s: chart %q not loaded", w.GroupVersionKind, w.ChartPath)
+	}
+	period := o.DefaultReconcilePeriod
+	if period == 0 {
+		period = DefaultReconcilePeriod
+	}
+	if w.ReconcilePeriod != nil {
+		period = w.ReconcilePeriod.Duration
+	}
+	workers := o.DefaultMaxConcurrentReconciles
+	if workers == 0 {
+		workers = DefaultMaxConcurrentReconciles
+	}
+	if w.MaxConcurrentReconciles != nil {
+		workers = *w.MaxConcurrentReconciles
+	}
+	acg, err := actionClientGetter(mgr, kind)
+	if err != nil {
+		return err
+	}
+	opts := []reconciler.Option{
+		reconciler.WithGroupVersionKind(w.GroupVersionKind),
+		reconciler.WithChart(*w.Chart),
+		reconciler.WithActionClientGetter(acg),
+		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind)),
+		reconciler.WithValueTranslator(Translator(mgr.GetClient(), kind)),
+		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
+		reconciler.WithReconcilePeriod(period),
+		reconciler.WithMaxConcurrentReconciles(workers),
+		reconciler.WithMaxReleaseHistory(MaxReleaseHistory),
+		reconciler.SkipDependentWatches(w.WatchDependentResources != nil && !*w.WatchDependentResources),
+		reconciler.WithInstallAnnotations(annotation.DefaultInstallAnnotations...),
+		reconciler.WithUpgradeAnnotations(annotation.DefaultUpgradeAnnotations...),
+		reconciler.WithUninstallAnnotations(annotation.DefaultUninstallAnnotations...),
+		reconciler.WithLog(o.Log.WithName(kind.Lower())),
+	}
+	if len(w.OverrideValues) > 0 {
+		opts = append(opts, reconciler.WithOverrideValues(w.OverrideValues))
+	}
+	if w.Selector != nil {
+		opts = append(opts, reconciler.WithSelector(*w.Selector))
+	}
+	r, err := reconciler.New(opts...)
+	if err != nil {
+		return fmt.Errorf("helm reconciler for %s: %w", w.GroupVersionKind, err)
+	}
+	return r.SetupWithManager(mgr)
+}
+
+// Translator builds the chart values from the resource and its source Secret (read from the
+// cache; never an API call).
+func Translator(c client.Client, kind *addon.Kind) values.Translator {
+	return values.TranslatorFunc(func(ctx context.Context, obj *unstructured.Unstructured) (chartutil.Values, error) {
+		src := &corev1.Secret{}
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}
+		if err := c.Get(ctx, key, src); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, ErrNotProvisioned
+			}
+			return nil, err
+		}
+		if !metav1.IsControlledBy(src, obj) {
+			return nil, fmt.Errorf("secret %s is not controlled by this resource", key.Name)
+		}
+		creds := make(map[string]any, len(src.Data))
+		for k, v := range src.Data {
+			creds[k] = string(v)
+		}
+		return chartutil.Values{
+			"crName":          obj.GetName(),
+			"kind":            kind.GVK.Kind,
+			"component":       kind.Lower(),
+			"secretName":      addon.SecretName(obj),
+			"addonId":         src.Annotations[addon.AnnotationAddonID],
+			"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
+			"credentials":     creds,
+		}, nil
+	})
+}
+
+// PauseHandler holds the Helm reconciler back (a) while the engine's finalizer is on a
+// deleting resource, so the add-on is deleted before the Secret and release go, and (b) while
+// the add-on has not been provisioned yet, so no error is logged for the wait.
+func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHandlerFunc {
+	return func(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
+		if obj.GetDeletionTimestamp() != nil {
+			return controllerutil.ContainsFinalizer(obj, kind.Finalizer()), nil
+		}
+		src := &corev1.Secret{}
+		err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, src)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+}
+
+// actionClientGetter prefixes release names with the kind so kinds never share a release.
+func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionClientGetter, error) {
+	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
+	if err != nil {
+		return nil, err
+	}
+	inner, err := helmclient.NewActionClientGetter(acg)
+	if err != nil {
+		return nil, err
+	}
+	return helmclient.ActionClientGetterFunc(func(ctx context.Context, obj client.Object) (helmclient.ActionInterface, error) {
+		ac, err := inner.ActionClientFor(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		return &prefixedActionClient{ActionInterface: ac, kind: kind}, nil
+	}), nil
+}
+
+type prefixedActionClient struct {
+	helmclient.ActionInterface
+	kind *addon.Kind
+}
+
+func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*release.Release, error) {
+	return p.ActionInterface.Get(p.kind.ReleaseName(name), opts...)
+}
+
+func (p *prefixedActionClient) History(name string, opts ...helmclient.HistoryOption) ([]*release.Release, error) {
+	return p.ActionInterface.History(p.kind.ReleaseName(name), opts...)
+}
+
+func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
+	return p.ActionInterface.Install(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+}
+
+func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*release.Release, error) {
+	return p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+}
+
+func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.UninstallOption) (*release.UninstallReleaseResponse, error) {
+	return p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
+}

@@ -1,0 +1,99 @@
+package hybrid
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// engineOwned are the status fields the engine writes; the Helm reconciler's status writes
+// would erase them (it rebuilds status as {conditions, deployedRelease}).
+var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration"}
+
+// engineConditions are the condition types the engine owns.
+var engineConditions = []string{status.TypeAddonReady}
+
+// StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
+// rendered manifest (it contains the credentials), drops Helm's Paused condition (the pause
+// is internal: waiting for provisioning or for the add-on deletion), keeps the engine's
+// fields and conditions from the cache, and recomputes Ready.
+type StatusClient struct {
+	client.Client
+	kind *addon.Kind
+	now  func() time.Time
+}
+
+// NewStatusClient wraps c.
+func NewStatusClient(c client.Client, kind *addon.Kind) *StatusClient {
+	return &StatusClient{Client: c, kind: kind, now: time.Now}
+}
+
+// Status returns the wrapped status writer.
+func (c *StatusClient) Status() client.SubResourceWriter {
+	return &statusWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type statusWriter struct {
+	client.SubResourceWriter
+	c *StatusClient
+}
+
+func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		w.c.fix(ctx, u)
+	}
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		w.c.fix(ctx, u)
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// fix rewrites the status the Helm reconciler is about to write.
+func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err == nil {
+		MergeEngineStatus(u, live)
+	}
+	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
+	status.SetConditions(u, conds)
+	status.ApplyReady(u, c.now())
+}
+
+// MergeEngineStatus copies the engine-owned status fields and conditions from live into u.
+func MergeEngineStatus(u, live *unstructured.Unstructured) {
+	for _, f := range engineOwned {
+		if v, found, _ := unstructured.NestedFieldCopy(live.Object, "status", f); found {
+			_ = unstructured.SetNestedField(u.Object, v, "status", f)
+		}
+	}
+	conds := status.Conditions(u)
+	liveConds := status.Conditions(live)
+	for _, t := range engineConditions {
+		lc, ok := status.Find(liveConds, t)
+		if !ok {
+			continue
+		}
+		replaced := false
+		for i := range conds {
+			if conds[i].Type == t {
+				conds[i] = lc
+				replaced = true
+			}
+		}
+		if !replaced {
+			conds = append(conds, lc)
+		}
+	}
+	status.SetConditions(u, conds)
+}

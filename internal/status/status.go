@@ -1,0 +1,228 @@
+// Package status holds the one pure function that derives the Ready condition from the
+// engine's AddonReady condition and the Helm reconciler's conditions, plus small helpers to
+// read and write conditions on unstructured objects. Both status writers (the engine and the
+// wrapper around the Helm reconciler's client) call it, so Ready never goes stale.
+package status
+
+import (
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Condition types.
+const (
+	TypeReady      = "Ready"
+	TypeAddonReady = "AddonReady"
+	TypeStalled    = "Stalled"
+
+	// Helm reconciler (helm-operator-plugins) condition types.
+	TypeDeployed       = "Deployed"
+	TypeReleaseFailed  = "ReleaseFailed"
+	TypeIrreconcilable = "Irreconcilable"
+	TypePaused         = "Paused"
+	TypeInitialized    = "Initialized"
+)
+
+// Stable CamelCase reasons.
+const (
+	ReasonProvisioning       = "Provisioning"
+	ReasonProvisioned        = "Provisioned"
+	ReasonPlanNotFound       = "PlanNotFound"
+	ReasonInvalidSpec        = "InvalidSpec"
+	ReasonInvalidCredentials = "InvalidCredentials"
+	ReasonAPIUnavailable     = "ApiUnavailable"
+	ReasonAPIError           = "ApiError"
+	ReasonSecretConflict     = "SecretConflict"
+	ReasonRendering          = "Rendering"
+	ReasonRenderFailed       = "RenderFailed"
+	ReasonDeleting           = "Deleting"
+	ReasonDeleteFailed       = "DeleteFailed"
+)
+
+// Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
+var terminal = map[string]bool{
+	ReasonPlanNotFound:       true,
+	ReasonInvalidSpec:        true,
+	ReasonInvalidCredentials: true,
+	ReasonSecretConflict:     true,
+	ReasonRenderFailed:       true,
+}
+
+// IsTerminal says whether a reason needs the user to act.
+func IsTerminal(reason string) bool { return terminal[reason] }
+
+// Condition is the unstructured form shared with the Helm reconciler.
+type Condition struct {
+	Type, Status, Reason, Message string
+	LastTransitionTime            string
+	ObservedGeneration            int64
+}
+
+// Conditions reads status.conditions.
+func Conditions(obj *unstructured.Unstructured) []Condition {
+	raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	out := make([]Condition, 0, len(raw))
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := Condition{}
+		c.Type, _ = m["type"].(string)
+		c.Status, _ = m["status"].(string)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		c.LastTransitionTime, _ = m["lastTransitionTime"].(string)
+		switch g := m["observedGeneration"].(type) {
+		case int64:
+			c.ObservedGeneration = g
+		case float64:
+			c.ObservedGeneration = int64(g)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Find returns the condition of that type.
+func Find(conds []Condition, t string) (Condition, bool) {
+	for _, c := range conds {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return Condition{}, false
+}
+
+// Set writes a condition into conds, keeping lastTransitionTime when the status is
+// unchanged. It reports whether anything changed.
+func Set(conds []Condition, c Condition, now time.Time) ([]Condition, bool) {
+	for i, old := range conds {
+		if old.Type != c.Type {
+			continue
+		}
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		} else {
+			c.LastTransitionTime = now.UTC().Format(time.RFC3339)
+		}
+		if c.LastTransitionTime == "" {
+			c.LastTransitionTime = now.UTC().Format(time.RFC3339)
+		}
+		changed := old != c
+		conds[i] = c
+		return conds, changed
+	}
+	c.LastTransitionTime = now.UTC().Format(time.RFC3339)
+	return append(conds, c), true
+}
+
+// Remove drops the condition of that type.
+func Remove(conds []Condition, t string) ([]Condition, bool) {
+	out := conds[:0]
+	removed := false
+	for _, c := range conds {
+		if c.Type == t {
+			removed = true
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, removed
+}
+
+// SetConditions writes status.conditions.
+func SetConditions(obj *unstructured.Unstructured, conds []Condition) {
+	raw := make([]any, 0, len(conds))
+	for _, c := range conds {
+		m := map[string]any{"type": c.Type, "status": c.Status}
+		if c.Reason != "" {
+			m["reason"] = c.Reason
+		}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		if c.LastTransitionTime != "" {
+			m["lastTransitionTime"] = c.LastTransitionTime
+		}
+		if c.ObservedGeneration != 0 {
+			m["observedGeneration"] = c.ObservedGeneration
+		}
+		raw = append(raw, m)
+	}
+	_ = unstructured.SetNestedSlice(obj.Object, raw, "status", "conditions")
+}
+
+// Ready derives the Ready condition (and whether the resource is stalled) from the others.
+func Ready(conds []Condition, deleting bool, generation int64) (ready Condition, stalled bool) {
+	ready = Condition{Type: TypeReady, ObservedGeneration: generation}
+	if deleting {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonDeleting, "deleting the add-on at Clever Cloud"
+		if a, ok := Find(conds, TypeAddonReady); ok && a.Reason == ReasonDeleteFailed {
+			ready.Reason, ready.Message = a.Reason, a.Message
+		}
+		return ready, false
+	}
+	a, ok := Find(conds, TypeAddonReady)
+	if !ok {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonProvisioning, "waiting for the operator to provision the add-on"
+		return ready, false
+	}
+	if a.Status != string(metav1.ConditionTrue) {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), a.Reason, a.Message
+		return ready, IsTerminal(a.Reason)
+	}
+	if rf, ok := Find(conds, TypeReleaseFailed); ok && rf.Status == string(metav1.ConditionTrue) {
+		ready.Status = string(metav1.ConditionFalse)
+		if IsSecretConflict(rf.Message) {
+			ready.Reason = ReasonSecretConflict
+			ready.Message = "the credentials Secret already exists and is not managed by this resource; it was left untouched. " +
+				"Set spec.secret.name to publish the credentials under another name. Helm said: " + truncate(rf.Message, 300)
+		} else {
+			ready.Reason, ready.Message = ReasonRenderFailed, "writing the credentials Secret failed: "+truncate(rf.Message, 300)
+		}
+		return ready, true
+	}
+	if ir, ok := Find(conds, TypeIrreconcilable); ok && ir.Status == string(metav1.ConditionTrue) {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonRendering, "writing the credentials Secret: "+truncate(ir.Message, 300)
+		return ready, false
+	}
+	if d, ok := Find(conds, TypeDeployed); ok && d.Status == string(metav1.ConditionTrue) {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionTrue), ReasonProvisioned, a.Message
+		return ready, false
+	}
+	ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonRendering, "add-on provisioned; writing the credentials Secret"
+	return ready, false
+}
+
+// IsSecretConflict recognises Helm's refusal to adopt an object it does not own.
+func IsSecretConflict(msg string) bool {
+	return strings.Contains(msg, "exists and cannot be imported into the current release")
+}
+
+// ApplyReady recomputes Ready and Stalled on the object's conditions; it reports a change.
+func ApplyReady(obj *unstructured.Unstructured, now time.Time) bool {
+	conds := Conditions(obj)
+	ready, stalled := Ready(conds, obj.GetDeletionTimestamp() != nil, obj.GetGeneration())
+	conds, c1 := Set(conds, ready, now)
+	var c2 bool
+	if stalled {
+		conds, c2 = Set(conds, Condition{Type: TypeStalled, Status: string(metav1.ConditionTrue), Reason: ready.Reason, Message: ready.Message, ObservedGeneration: obj.GetGeneration()}, now)
+	} else {
+		conds, c2 = Remove(conds, TypeStalled)
+	}
+	if c1 || c2 {
+		SetConditions(obj, conds)
+	}
+	return c1 || c2
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,229 @@
+// Command clever-operator manages Clever Cloud add-ons as Kubernetes custom resources.
+//
+// It is a Helm-hybrid operator: for every entry of watches.yaml a helm-operator-plugins
+// reconciler renders the credentials Secret from a chart in helm-charts/, and a generic Go
+// provisioning engine (internal/addon) does every Clever Cloud API call.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/hybrid"
+)
+
+// RBAC for both sides (controller-gen writes config/rbac/role.yaml from these markers).
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls;redis;mysqls;mongodbs;elasticsearches;pulsars;configproviders;kvs;metabases;keycloaks;matomos;otoroshis;azimutts;cellars,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/status;redis/status;mysqls/status;mongodbs/status;elasticsearches/status;pulsars/status;configproviders/status;kvs/status;metabases/status;keycloaks/status;matomos/status;otoroshis/status;azimutts/status;cellars/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "clever-operator: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+type flags struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	watchNamespace         string
+	watchesFile            string
+	configFile             string
+	check                  bool
+	resyncPeriod           time.Duration
+	helmPeriod             time.Duration
+	workers                int
+	apiRate                float64
+	api                    config.APIConfig
+}
+
+func parseFlags(args []string) (*flags, *zap.Options, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("clever-operator", flag.ContinueOnError)
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
+	fs.StringVar(&f.watchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch (default: all; env WATCH_NAMESPACE)")
+	fs.StringVar(&f.watchesFile, "watches-file", "watches.yaml", "path of watches.yaml (charts are relative to the working directory)")
+	fs.StringVar(&f.configFile, "config", "", "configuration file (toml, yaml or json); default: search the standard paths")
+	fs.StringVar(&f.configFile, "c", "", "shorthand for --config")
+	fs.BoolVar(&f.check, "check", false, "validate the configuration and exit")
+	fs.BoolVar(&f.check, "t", false, "shorthand for --check")
+	fs.DurationVar(&f.resyncPeriod, "resync-period", 10*time.Minute, "how often a Ready add-on is read again at Clever Cloud (one API call)")
+	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
+	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
+	fs.Float64Var(&f.apiRate, "api-rate-limit", 10, "Clever Cloud API requests per second per credential set")
+	fs.StringVar(&f.api.Endpoint, config.FlagEndpoint, "", "Clever Cloud API base URL (env CLEVER_OPERATOR_API_ENDPOINT)")
+	fs.StringVar(&f.api.Token, config.FlagToken, "", "OAuth1 token (prefer env CLEVER_OPERATOR_API_TOKEN: flags show in ps)")
+	fs.StringVar(&f.api.Secret, config.FlagSecret, "", "OAuth1 token secret (prefer env CLEVER_OPERATOR_API_SECRET)")
+	fs.StringVar(&f.api.ConsumerKey, config.FlagConsumerKey, "", "OAuth1 consumer key (env CLEVER_OPERATOR_API_CONSUMER_KEY)")
+	fs.StringVar(&f.api.ConsumerSecret, config.FlagConsumerSecret, "", "OAuth1 consumer secret (prefer env CLEVER_OPERATOR_API_CONSUMER_SECRET)")
+	fs.StringVar(&f.api.BearerToken, config.FlagBearerToken, "", "API token for bearer authentication (prefer env CLEVER_OPERATOR_API_BEARER_TOKEN)")
+	zopts := &zap.Options{}
+	zopts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return f, zopts, nil
+}
+
+func run(args []string) error {
+	f, zopts, err := parseFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	cfg, err := config.Load(config.LoadOptions{ConfigFile: f.configFile, Flags: f.api})
+	if err != nil {
+		return err
+	}
+	if err := cfg.API.Validate(); err != nil {
+		return err
+	}
+	if f.check {
+		fmt.Printf("clever-operator configuration is healthy! (%s credentials, endpoint %s, from %s)\n",
+			cfg.API.Mode(), endpointOf(cfg.API), strings.Join(cfg.Sources, ", "))
+		return nil
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zopts)))
+	log := ctrl.Log.WithName("setup")
+
+	ws, err := watches.Load(f.watchesFile)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", f.watchesFile, err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(f, scheme))
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	apiMetrics := clevercloud.NewMetrics(metrics.Registry)
+	creds := &addon.NamespacedCredentials{
+		Reader: mgr.GetAPIReader(),
+		Global: cfg.API,
+		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
+			return clevercloud.New(clevercloud.Config{
+				Endpoint: c.Endpoint,
+				Credentials: clevercloud.Credentials{
+					ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret, BearerToken: c.BearerToken,
+				},
+				RateLimit: f.apiRate,
+				Metrics:   apiMetrics,
+			})
+		},
+	}
+	plans := &addon.PlanCache{}
+	for _, w := range ws {
+		kind, ok := addon.KindFor(w.GroupVersionKind)
+		if !ok {
+			return fmt.Errorf("%s lists %s, which the operator does not manage", f.watchesFile, w.GroupVersionKind)
+		}
+		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{DefaultReconcilePeriod: f.helmPeriod, DefaultMaxConcurrentReconciles: f.workers, Log: ctrl.Log.WithName("helm")}); err != nil {
+			return err
+		}
+		eng := &addon.Reconciler{
+			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorderFor("clever-operator"), Credentials: creds, Plans: plans,
+			ResyncPeriod: f.resyncPeriod, MaxConcurrentReconciles: f.workers, Log: ctrl.Log.WithName("addon"),
+		}
+		if err := eng.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	var synced atomic.Bool
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			synced.Store(true)
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", func(_ *http.Request) error {
+		if !synced.Load() {
+			return errors.New("caches not synced yet")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	log.Info("starting manager", "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func managerOptions(f *flags, scheme *runtime.Scheme) ctrl.Options {
+	opts := ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress: f.probeAddr,
+		LeaderElection:         f.leaderElect,
+		LeaderElectionID:       "clever-operator.api.clever-cloud.com",
+		// Unstructured reads from the cache too (both sides use unstructured objects).
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache: cache.Options{
+			// Only the Secrets the operator owns are cached, not every Secret in the cluster.
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
+			},
+		},
+	}
+	if ns := strings.TrimSpace(f.watchNamespace); ns != "" {
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range strings.Split(ns, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				opts.Cache.DefaultNamespaces[n] = cache.Config{}
+			}
+		}
+	}
+	return opts
+}
+
+func endpointOf(c config.APIConfig) string {
+	if c.Endpoint != "" {
+		return c.Endpoint
+	}
+	if c.Mode() == "bearer" {
+		return clevercloud.DefaultBearerEndpoint
+	}
+	return clevercloud.DefaultEndpoint
+}

@@ -1,0 +1,110 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+)
+
+// The /admin/ endpoints are for tests and scripts only: they need no
+// authentication, are never counted and never see injected faults.
+//
+//	GET    /admin/healthz              {"status":"ok"}
+//	GET    /admin/counts               {"<route key>": n}
+//	GET    /admin/counts/status        {"<route key>": {"<status>": n}}
+//	DELETE /admin/counts               reset both counters
+//	GET    /admin/faults               current faults (durations as Go duration strings)
+//	PUT    /admin/faults               replace the faults; {"outageFor":"60s"} starts an outage now
+//	DELETE /admin/faults               clear every fault
+//	GET    /admin/addons               {"<owner id>": [Addon...]}
+//	GET    /admin/addons/{addonId}/env full env, ignoring the provisioning delay
+//	PUT    /admin/addons/{addonId}/env replace the env (simulates a rotation)
+//	DELETE /admin/addons/{addonId}     out-of-band deletion
+func (s *Server) adminRoutes() {
+	m := s.admin
+	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("GET /admin/counts", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Counts())
+	})
+	m.HandleFunc("GET /admin/counts/status", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.CountsByStatus())
+	})
+	m.HandleFunc("DELETE /admin/counts", func(w http.ResponseWriter, r *http.Request) {
+		s.ResetCounts()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	m.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, faultsToJSON(s.Faults()))
+	})
+	m.HandleFunc("PUT /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		f, err := faultsFromJSON(data, s.now())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+			return
+		}
+		s.SetFaults(f)
+		writeJSON(w, http.StatusOK, faultsToJSON(s.Faults()))
+	})
+	m.HandleFunc("DELETE /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.SetFaults(Faults{})
+		w.WriteHeader(http.StatusNoContent)
+	})
+	m.HandleFunc("GET /admin/addons", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.AllAddons())
+	})
+	m.HandleFunc("GET /admin/addons/{addonId}/env", func(w http.ResponseWriter, r *http.Request) {
+		env := s.Env(r.PathValue("addonId"))
+		if env == nil {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, env)
+	})
+	m.HandleFunc("PUT /admin/addons/{addonId}/env", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		var vars []clevercloud.Variable
+		if err := json.Unmarshal(data, &vars); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			return
+		}
+		if err := validateVars(vars); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+			return
+		}
+		id := r.PathValue("addonId")
+		if err := s.SetEnv(id, vars); err != nil {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Env(id))
+	})
+	m.HandleFunc("DELETE /admin/addons/{addonId}", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.DeleteAddonOutOfBand("", r.PathValue("addonId")); err != nil {
+			addonNotFound(w)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, errIDNotFound, "Not Found (admin)")
+	})
+}
+
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	s.admin.ServeHTTP(rec, r)
+	s.logger.Debug("fakeapi admin request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		"duration", time.Since(start).Round(time.Microsecond))
+}

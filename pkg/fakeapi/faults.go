@@ -1,0 +1,223 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Faults describes the failures the fake injects into API requests (never
+// into /admin requests). They are applied in this order: outage, rate limit,
+// latency, (authentication), error rate.
+type Faults struct {
+	// Latency is added to every API request.
+	Latency time.Duration
+	// Jitter adds a uniform random delay in [0, Jitter) on top of Latency.
+	Jitter time.Duration
+	// ErrorRate maps a route key (e.g.
+	// "GET /v2/organisations/{ownerId}/addons/{addonId}") or "*" (every
+	// route) to the probability of answering
+	// 503 {"id":-500,"message":"Error from provider: injected fault","type":"error"}.
+	// A route's own entry wins over "*".
+	ErrorRate map[string]float64
+	// RateLimitBurst, when > 0, allows at most that many API requests per
+	// sliding RateLimitWindow (default 1s); extra requests get 429 with a
+	// Retry-After header. Rejected requests do not consume the budget.
+	RateLimitBurst  int
+	RateLimitWindow time.Duration
+	// RetryAfter is the Retry-After value (seconds, rounded up, at least 1)
+	// sent with 429. Zero means "until the window frees a slot".
+	RetryAfter time.Duration
+	// OutageUntil: every API request before this instant answers 503.
+	OutageUntil time.Time
+}
+
+func (f Faults) clone() Faults {
+	f.ErrorRate = maps.Clone(f.ErrorRate)
+	return f
+}
+
+// SetFaults replaces the injected faults. It also resets the rate limiter.
+func (s *Server) SetFaults(f Faults) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	s.faults = f.clone()
+	s.rlHits = nil
+}
+
+// Faults returns a copy of the injected faults.
+func (s *Server) Faults() Faults {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	return s.faults.clone()
+}
+
+// preAuthFaults applies outage, rate limit and latency. It returns true when
+// it has answered the request.
+func (s *Server) preAuthFaults(w http.ResponseWriter, r *http.Request) bool {
+	now := s.now()
+	s.faultMu.Lock()
+	f := s.faults
+	if !f.OutageUntil.IsZero() && now.Before(f.OutageUntil) {
+		s.faultMu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, 503, "Service unavailable: injected outage")
+		return true
+	}
+	if f.RateLimitBurst > 0 {
+		window := f.RateLimitWindow
+		if window <= 0 {
+			window = time.Second
+		}
+		cut := now.Add(-window)
+		kept := s.rlHits[:0]
+		for _, t := range s.rlHits {
+			if t.After(cut) {
+				kept = append(kept, t)
+			}
+		}
+		s.rlHits = kept
+		if len(s.rlHits) >= f.RateLimitBurst {
+			wait := f.RetryAfter
+			if wait <= 0 {
+				wait = s.rlHits[0].Add(window).Sub(now)
+			}
+			s.faultMu.Unlock()
+			secs := max(1, int(math.Ceil(wait.Seconds())))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeError(w, http.StatusTooManyRequests, 429, "Too many requests: injected rate limit")
+			return true
+		}
+		s.rlHits = append(s.rlHits, now)
+	}
+	delay := f.Latency
+	if f.Jitter > 0 {
+		delay += time.Duration(s.faultRng.Int64N(int64(f.Jitter)))
+	}
+	s.faultMu.Unlock()
+
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			// The client went away; the answer is only for the counters.
+			writeError(w, http.StatusServiceUnavailable, 503, "request cancelled during injected latency")
+			return true
+		}
+	}
+	return false
+}
+
+// injectError applies the error rate of route. It returns true when it has
+// answered the request.
+func (s *Server) injectError(w http.ResponseWriter, route string) bool {
+	s.faultMu.Lock()
+	rate, ok := s.faults.ErrorRate[route]
+	if !ok {
+		rate = s.faults.ErrorRate["*"]
+	}
+	hit := rate > 0 && (rate >= 1 || s.faultRng.Float64() < rate)
+	s.faultMu.Unlock()
+	if hit {
+		writeError(w, http.StatusServiceUnavailable, -500, "Error from provider: injected fault")
+	}
+	return hit
+}
+
+// faultsJSON is the wire form of Faults used by /admin/faults.
+type faultsJSON struct {
+	Latency         string             `json:"latency"`
+	Jitter          string             `json:"jitter"`
+	ErrorRate       map[string]float64 `json:"errorRate"`
+	RateLimitBurst  int                `json:"rateLimitBurst"`
+	RateLimitWindow string             `json:"rateLimitWindow"`
+	RetryAfter      string             `json:"retryAfter"`
+	// OutageUntil is RFC 3339; empty when there is no outage.
+	OutageUntil string `json:"outageUntil,omitempty"`
+	// OutageFor (input only) sets OutageUntil = now + OutageFor.
+	OutageFor string `json:"outageFor,omitempty"`
+}
+
+func faultsToJSON(f Faults) faultsJSON {
+	out := faultsJSON{
+		Latency:         f.Latency.String(),
+		Jitter:          f.Jitter.String(),
+		ErrorRate:       maps.Clone(f.ErrorRate),
+		RateLimitBurst:  f.RateLimitBurst,
+		RateLimitWindow: f.RateLimitWindow.String(),
+		RetryAfter:      f.RetryAfter.String(),
+	}
+	if out.ErrorRate == nil {
+		out.ErrorRate = map[string]float64{}
+	}
+	if !f.OutageUntil.IsZero() {
+		out.OutageUntil = f.OutageUntil.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func parseDur(field, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a Go duration (e.g. \"250ms\")", field, v)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s: must not be negative", field)
+	}
+	return d, nil
+}
+
+// faultsFromJSON decodes the /admin/faults wire form. Missing fields are zero.
+func faultsFromJSON(data []byte, now time.Time) (Faults, error) {
+	var in faultsJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return Faults{}, fmt.Errorf("invalid JSON: %v", err)
+	}
+	var f Faults
+	var err error
+	if f.Latency, err = parseDur("latency", in.Latency); err != nil {
+		return Faults{}, err
+	}
+	if f.Jitter, err = parseDur("jitter", in.Jitter); err != nil {
+		return Faults{}, err
+	}
+	if f.RateLimitWindow, err = parseDur("rateLimitWindow", in.RateLimitWindow); err != nil {
+		return Faults{}, err
+	}
+	if f.RetryAfter, err = parseDur("retryAfter", in.RetryAfter); err != nil {
+		return Faults{}, err
+	}
+	if in.RateLimitBurst < 0 {
+		return Faults{}, fmt.Errorf("rateLimitBurst: must not be negative")
+	}
+	f.RateLimitBurst = in.RateLimitBurst
+	for k, v := range in.ErrorRate {
+		if v < 0 || v > 1 || math.IsNaN(v) {
+			return Faults{}, fmt.Errorf("errorRate[%q]: must be between 0 and 1", k)
+		}
+	}
+	f.ErrorRate = maps.Clone(in.ErrorRate)
+	if in.OutageUntil != "" {
+		t, err := time.Parse(time.RFC3339Nano, in.OutageUntil)
+		if err != nil {
+			return Faults{}, fmt.Errorf("outageUntil: %q is not an RFC 3339 time", in.OutageUntil)
+		}
+		f.OutageUntil = t
+	}
+	if in.OutageFor != "" {
+		d, err := parseDur("outageFor", in.OutageFor)
+		if err != nil {
+			return Faults{}, err
+		}
+		f.OutageUntil = now.Add(d)
+	}
+	return f, nil
+}

@@ -1,0 +1,832 @@
+package fakeapi
+
+import (
+	"bytes"
+	"cmp"
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+)
+
+// Credential is one accepted OAuth1 credential set.
+type Credential struct {
+	ConsumerKey    string
+	ConsumerSecret string
+	Token          string
+	Secret         string // token secret
+}
+
+// Options configure a Server. The zero value is a server that rejects every
+// API request (no credentials) with no faults.
+type Options struct {
+	// Credentials are the accepted OAuth1 credential sets. HMAC-SHA512 (and
+	// HMAC-SHA1) signatures are verified; PLAINTEXT
+	// ("<consumer_secret>&<token_secret>") is accepted too.
+	Credentials []Credential
+	// BearerTokens are the accepted "Authorization: Bearer <token>" values.
+	BearerTokens []string
+	// SkipAuth disables authentication entirely.
+	SkipAuth bool
+	// MaxClockSkew bounds |now - oauth_timestamp| (default 5m).
+	MaxClockSkew time.Duration
+	// ProvisioningDelay: the env of a new add-on reads as [] until this
+	// delay has passed. Addon.configKeys always lists every key.
+	ProvisioningDelay time.Duration
+	// Seed makes ids, credentials and fault draws deterministic when non-zero
+	// (for a given sequence of requests).
+	Seed int64
+	// Faults are the initial injected faults (see SetFaults).
+	Faults Faults
+	// Now is the clock (default time.Now). It drives creation dates, the
+	// provisioning delay, OAuth timestamps, outages and the rate limiter.
+	Now func() time.Time
+	// Logger, when set, gets one line per request (method, route, status,
+	// duration). Secrets, env values and headers are never logged.
+	Logger *slog.Logger
+}
+
+// Route keys that are not API routes.
+const (
+	// RouteUnmatched counts API requests that matched no route.
+	RouteUnmatched = "UNMATCHED"
+)
+
+// ErrNotFound is returned by the state-changing helpers for an unknown add-on.
+var ErrNotFound = errors.New("fakeapi: add-on not found")
+
+// Error ids used in error bodies.
+const (
+	errIDBadRequest       = 4000
+	errIDUnauthorized     = 401
+	errIDNotFound         = 4004
+	errIDMethodNotAllowed = 4005
+	errIDTooLarge         = 4013
+)
+
+// Server is the in-memory fake of the Clever Cloud API. It is an
+// http.Handler and is safe for concurrent use.
+type Server struct {
+	opts    Options
+	now     func() time.Time
+	logger  *slog.Logger
+	catalog *catalog
+	api     *http.ServeMux
+	admin   *http.ServeMux
+
+	mu       sync.Mutex // guards everything below, and rng
+	rng      *rand.Rand
+	byID     map[string]*addonRecord
+	byRealID map[string]*addonRecord
+	seq      uint64
+	self     clevercloud.Self
+
+	faultMu  sync.Mutex // guards faults, rlHits, faultRng
+	faults   Faults
+	rlHits   []time.Time
+	faultRng *rand.Rand
+
+	countMu  sync.Mutex
+	counts   map[string]int
+	byStatus map[string]map[int]int
+}
+
+// addonRecord is the stored state of one add-on. Future per-add-on state
+// (migrations, tags...) belongs here.
+type addonRecord struct {
+	owner   string
+	seq     uint64
+	kind    *kind
+	addon   clevercloud.Addon // Provider without plans
+	env     []clevercloud.Variable
+	readyAt time.Time // env reads as [] before this instant
+}
+
+// New returns a Server seeded with every provider of the operator.
+func New(opts Options) *Server {
+	if opts.MaxClockSkew <= 0 {
+		opts.MaxClockSkew = 5 * time.Minute
+	}
+	opts.Credentials = slices.Clone(opts.Credentials)
+	opts.BearerTokens = slices.Clone(opts.BearerTokens)
+	s := &Server{
+		opts:     opts,
+		now:      opts.Now,
+		logger:   opts.Logger,
+		catalog:  newCatalog(),
+		api:      http.NewServeMux(),
+		admin:    http.NewServeMux(),
+		byID:     map[string]*addonRecord{},
+		byRealID: map[string]*addonRecord{},
+		faults:   opts.Faults.clone(),
+		counts:   map[string]int{},
+		byStatus: map[string]map[int]int{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.rng = rand.New(rand.NewChaCha8(seedBytes(opts.Seed, 1)))
+	s.faultRng = rand.New(rand.NewChaCha8(seedBytes(opts.Seed, 2)))
+	s.self = s.newSelf()
+	s.routes()
+	s.adminRoutes()
+	return s
+}
+
+// NewTestServer starts New(opts) on an httptest.Server. The caller closes it.
+func NewTestServer(opts Options) (*Server, *httptest.Server) {
+	s := New(opts)
+	return s, httptest.NewServer(s)
+}
+
+func seedBytes(seed int64, stream byte) [32]byte {
+	var b [32]byte
+	if seed == 0 {
+		if _, err := crand.Read(b[:]); err != nil {
+			panic(err)
+		}
+		return b
+	}
+	binary.LittleEndian.PutUint64(b[:8], uint64(seed))
+	copy(b[8:], "clever-operator-fakeapi")
+	b[31] = stream
+	return b
+}
+
+// newUUID returns a random (v4) UUID string from the server's generator.
+// Caller holds s.mu (or is New).
+func (s *Server) newUUID() string {
+	var u uuid.UUID
+	binary.LittleEndian.PutUint64(u[:8], s.rng.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], s.rng.Uint64())
+	u[6] = (u[6] & 0x0f) | 0x40
+	u[8] = (u[8] & 0x3f) | 0x80
+	return u.String()
+}
+
+func (s *Server) newSelf() clevercloud.Self {
+	return clevercloud.Self{
+		ID:             "user_" + s.newUUID(),
+		Name:           "Fake User",
+		Email:          "fake-user@example.com",
+		Phone:          "+33 1 23 45 67 89",
+		Address:        "1 rue de la Paix",
+		City:           "Nantes",
+		Zipcode:        "44000",
+		Country:        "FRANCE",
+		Avatar:         "https://assets.clever-cloud.com/avatars/fake-user.png",
+		CreationDate:   uint64(s.now().UnixMilli()),
+		Lang:           "EN",
+		EmailValidated: true,
+		OauthApps:      []string{},
+		Admin:          false,
+		CanPay:         true,
+		PreferredMFA:   "NONE",
+		HasPassword:    true,
+	}
+}
+
+// ServeHTTP serves the API and, under /admin/, the test-only admin endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+		s.serveAdmin(w, r)
+		return
+	}
+	s.api.ServeHTTP(w, r)
+}
+
+// ---- plumbing ----
+
+// statusRecorder records the status as soon as it is written, so counters are
+// up to date before the client sees the response.
+type statusRecorder struct {
+	http.ResponseWriter
+	status   int
+	onStatus func(int)
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+		if w.onStatus != nil {
+			w.onStatus(code)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// handle registers an API route; pattern is also its route key.
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.api.Handle(pattern, s.apiHandler(pattern, true, h))
+}
+
+// apiHandler wraps an API handler with counting, logging, faults and auth.
+func (s *Server) apiHandler(route string, guarded bool, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.countRequest(route)
+		rec := &statusRecorder{ResponseWriter: w, onStatus: func(code int) { s.countStatus(route, code) }}
+		authErr := ""
+		defer func() {
+			if rec.status == 0 {
+				rec.WriteHeader(http.StatusOK)
+			}
+			attrs := []any{"method", r.Method, "route", route, "status", rec.status, "duration", time.Since(start).Round(time.Microsecond)}
+			if authErr != "" {
+				attrs = append(attrs, "authError", authErr)
+			}
+			s.logger.Info("fakeapi request", attrs...)
+		}()
+		if guarded {
+			if s.preAuthFaults(rec, r) {
+				return
+			}
+			if authErr = s.authenticate(r); authErr != "" {
+				writeError(rec, http.StatusUnauthorized, errIDUnauthorized, authErr)
+				return
+			}
+			if s.injectError(rec, route) {
+				return
+			}
+		}
+		h(rec, r)
+	})
+}
+
+func (s *Server) countRequest(route string) {
+	s.countMu.Lock()
+	s.counts[route]++
+	s.countMu.Unlock()
+}
+
+func (s *Server) countStatus(route string, code int) {
+	s.countMu.Lock()
+	m := s.byStatus[route]
+	if m == nil {
+		m = map[int]int{}
+		s.byStatus[route] = m
+	}
+	m[code]++
+	s.countMu.Unlock()
+}
+
+// Counts returns the number of API requests per route key (the ServeMux
+// pattern, e.g. "GET /v2/organisations/{ownerId}/addons/{addonId}"),
+// including requests answered by an injected fault or an auth failure.
+// Requests matching no route are counted under RouteUnmatched. Admin
+// requests are never counted.
+func (s *Server) Counts() map[string]int {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	out := make(map[string]int, len(s.counts))
+	for k, v := range s.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// CountsByStatus returns, per route key, the number of answers per HTTP status.
+func (s *Server) CountsByStatus() map[string]map[int]int {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	out := make(map[string]map[int]int, len(s.byStatus))
+	for k, m := range s.byStatus {
+		c := make(map[int]int, len(m))
+		for code, n := range m {
+			c[code] = n
+		}
+		out[k] = c
+	}
+	return out
+}
+
+// ResetCounts clears both counters.
+func (s *Server) ResetCounts() {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	s.counts = map[string]int{}
+	s.byStatus = map[string]map[int]int{}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(clevercloud.ErrorBody{ID: 500, Message: "fakeapi: cannot encode response", Type: "error"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+func writeError(w http.ResponseWriter, status int, id int64, msg string) {
+	writeJSON(w, status, clevercloud.ErrorBody{ID: id, Message: msg, Type: "error"})
+}
+
+func writeFieldsError(w http.ResponseWriter, msg string, fields map[string]string) {
+	writeJSON(w, http.StatusBadRequest, clevercloud.ErrorBody{ID: errIDBadRequest, Message: msg, Type: "error", Fields: fields})
+}
+
+// ---- API routes ----
+
+func (s *Server) routes() {
+	s.handle("GET /v2/self", s.getSelf)
+	s.handle("GET /v2/products/addonproviders", s.listProviders)
+	s.handle("GET /v2/products/addonproviders/{providerId}", s.getProvider)
+	s.handle("GET /v2/organisations/{ownerId}/addons", s.listAddons)
+	s.handle("POST /v2/organisations/{ownerId}/addons", s.createAddon)
+	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}", s.getAddon)
+	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}", s.deleteAddon)
+	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/env", s.getAddonEnv)
+	s.handle("GET /v4/addon-providers/config-provider/addons/{realId}/env", s.getConfigEnv)
+	s.handle("PUT /v4/addon-providers/config-provider/addons/{realId}/env", s.putConfigEnv)
+	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
+}
+
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pat := s.api.Handler(r2); pat != "/" && pat != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, errIDMethodNotAllowed, "Method not allowed")
+		return
+	}
+	writeError(w, http.StatusNotFound, errIDNotFound, "Not Found")
+}
+
+func validOwner(id string) bool {
+	return (strings.HasPrefix(id, "orga_") || strings.HasPrefix(id, "user_")) && len(id) > len("orga_")
+}
+
+func ownerNotFound(w http.ResponseWriter) {
+	writeError(w, http.StatusNotFound, errIDNotFound, "organisation not found")
+}
+
+func addonNotFound(w http.ResponseWriter) {
+	writeError(w, http.StatusNotFound, errIDNotFound, "addon not found")
+}
+
+func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.Self())
+}
+
+func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.Providers())
+}
+
+func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
+	k := s.catalog.byID[r.PathValue("providerId")]
+	if k == nil {
+		writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, cloneProvider(k.provider, true))
+}
+
+func (s *Server) listAddons(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Addons(owner))
+}
+
+const maxBody = 1 << 20
+
+// readBody reads a JSON request body, answering 400/413 itself on failure.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, "cannot read request body")
+		return nil, false
+	}
+	if len(data) > maxBody {
+		writeError(w, http.StatusRequestEntityTooLarge, errIDTooLarge, "request body too large")
+		return nil, false
+	}
+	return data, true
+}
+
+// jsonErrorMessage describes a decoding error without quoting the body.
+func jsonErrorMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("invalid JSON body: field %q has the wrong type (expected %s)", te.Field, te.Type)
+	}
+	return "invalid JSON body: malformed JSON"
+}
+
+func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, "invalid JSON body: expected a JSON object")
+		return
+	}
+	var body clevercloud.CreateOpts // "options": null or missing leaves Options zero
+	if err := json.Unmarshal(data, &body); err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		return
+	}
+	missing := map[string]string{}
+	if body.ProviderID == "" {
+		missing["providerId"] = "required"
+	}
+	if body.Plan == "" {
+		missing["plan"] = "required"
+	}
+	if body.Region == "" {
+		missing["region"] = "required"
+	}
+	if len(missing) > 0 {
+		names := make([]string, 0, len(missing))
+		for k := range missing {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		writeFieldsError(w, "missing required field(s): "+strings.Join(names, ", "), missing)
+		return
+	}
+	k := s.catalog.byID[body.ProviderID]
+	if k == nil {
+		writeFieldsError(w, fmt.Sprintf("unknown provider %q", body.ProviderID), map[string]string{"providerId": "unknown provider"})
+		return
+	}
+	plan := k.planByID[body.Plan]
+	if plan == nil {
+		writeFieldsError(w, fmt.Sprintf("plan %q is not a plan id of provider %s", body.Plan, k.spec.providerID),
+			map[string]string{"plan": "not a plan id of this provider"})
+		return
+	}
+	if !slices.Contains(k.provider.Regions, body.Region) {
+		writeFieldsError(w, fmt.Sprintf("region %q is not available for provider %s (available: %s)",
+			body.Region, k.spec.providerID, strings.Join(k.provider.Regions, ", ")),
+			map[string]string{"region": "not available for this provider"})
+		return
+	}
+	if !slices.Contains(plan.Zones, body.Region) {
+		writeFieldsError(w, fmt.Sprintf("plan %s of provider %s is not available in region %q (available: %s)",
+			plan.Slug, k.spec.providerID, body.Region, strings.Join(plan.Zones, ", ")),
+			map[string]string{"region": "not available for this plan"})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.create(owner, k, plan, body))
+}
+
+// create stores a new add-on and returns a copy of it.
+func (s *Server) create(owner string, k *kind, plan *clevercloud.Plan, body clevercloud.CreateOpts) clevercloud.Addon {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	rec := &addonRecord{owner: owner, seq: s.seq, kind: k, readyAt: now.Add(s.opts.ProvisioningDelay)}
+	var id, realID string
+	for {
+		id = "addon_" + s.newUUID()
+		realID = k.spec.prefix + "_" + s.newUUID()
+		if s.byID[id] == nil && s.byRealID[realID] == nil {
+			break
+		}
+	}
+	rec.env = s.generateEnv(k, owner, realID, plan, body.Region, body.Options)
+	var name *string
+	if body.Name != "" {
+		name = strp(body.Name)
+	}
+	rec.addon = clevercloud.Addon{
+		ID:           id,
+		Name:         name,
+		RealID:       realID,
+		Region:       body.Region,
+		Provider:     cloneProvider(k.provider, false),
+		Plan:         clonePlan(*plan),
+		CreationDate: uint64(now.UnixMilli()),
+		ConfigKeys:   varNames(rec.env),
+	}
+	s.byID[id] = rec
+	s.byRealID[realID] = rec
+	return cloneAddon(rec.addon)
+}
+
+// find returns the add-on with this addon_ id or realId. Caller holds s.mu.
+func (s *Server) find(id string) *addonRecord {
+	if rec := s.byID[id]; rec != nil {
+		return rec
+	}
+	return s.byRealID[id]
+}
+
+func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	s.mu.Lock()
+	rec := s.find(r.PathValue("addonId"))
+	var a clevercloud.Addon
+	if rec != nil && rec.owner == owner {
+		a = cloneAddon(rec.addon)
+	} else {
+		rec = nil
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		addonNotFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// deleteAddon only accepts the addon_ id, like the real API (clients switch
+// to it for DELETE).
+func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	s.mu.Lock()
+	rec := s.byID[r.PathValue("addonId")]
+	ok := rec != nil && rec.owner == owner
+	if ok {
+		s.remove(rec)
+	}
+	s.mu.Unlock()
+	if !ok {
+		addonNotFound(w)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// remove deletes rec. Caller holds s.mu.
+func (s *Server) remove(rec *addonRecord) {
+	delete(s.byID, rec.addon.ID)
+	delete(s.byRealID, rec.addon.RealID)
+}
+
+// visibleEnv is the env as the API shows it now. Caller holds s.mu.
+func (s *Server) visibleEnv(rec *addonRecord) []clevercloud.Variable {
+	if rec.kind.spec.providerID != "config-provider" && s.now().Before(rec.readyAt) {
+		return []clevercloud.Variable{}
+	}
+	return nonNil(slices.Clone(rec.env))
+}
+
+func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	s.mu.Lock()
+	rec := s.find(r.PathValue("addonId"))
+	var env []clevercloud.Variable
+	if rec != nil && rec.owner == owner {
+		env = s.visibleEnv(rec)
+	} else {
+		rec = nil
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		addonNotFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, env)
+}
+
+// configProvider finds a config-provider add-on by realId (or addon_ id).
+// Caller holds s.mu.
+func (s *Server) configProvider(id string) *addonRecord {
+	rec := s.find(id)
+	if rec == nil || rec.kind.spec.providerID != "config-provider" {
+		return nil
+	}
+	return rec
+}
+
+func (s *Server) getConfigEnv(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rec := s.configProvider(r.PathValue("realId"))
+	var env []clevercloud.Variable
+	if rec != nil {
+		env = s.visibleEnv(rec)
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		writeError(w, http.StatusNotFound, errIDNotFound, "config provider add-on not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, env)
+}
+
+func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var vars []clevercloud.Variable // "null" decodes to an empty list
+	if err := json.Unmarshal(data, &vars); err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		return
+	}
+	if err := validateVars(vars); err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	rec := s.configProvider(r.PathValue("realId"))
+	var env []clevercloud.Variable
+	if rec != nil {
+		s.setEnv(rec, vars)
+		env = s.visibleEnv(rec)
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		writeError(w, http.StatusNotFound, errIDNotFound, "config provider add-on not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, env)
+}
+
+func validateVars(vars []clevercloud.Variable) error {
+	seen := map[string]bool{}
+	for i, v := range vars {
+		if v.Name == "" {
+			return fmt.Errorf("variable #%d has an empty name", i)
+		}
+		if seen[v.Name] {
+			return fmt.Errorf("variable %q is defined twice", v.Name)
+		}
+		seen[v.Name] = true
+	}
+	return nil
+}
+
+// setEnv replaces the env of rec (visible at once) and its configKeys.
+// Caller holds s.mu.
+func (s *Server) setEnv(rec *addonRecord, vars []clevercloud.Variable) {
+	env := nonNil(slices.Clone(vars))
+	sortVars(env)
+	rec.env = env
+	rec.readyAt = time.Time{}
+	rec.addon.ConfigKeys = varNames(env)
+}
+
+// ---- state inspection and manipulation (for tests) ----
+
+// Self returns the user served by GET /v2/self.
+func (s *Server) Self() clevercloud.Self {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.self
+	out.OauthApps = nonNil(slices.Clone(s.self.OauthApps))
+	return out
+}
+
+// Providers returns the seeded providers, with their plans.
+func (s *Server) Providers() []clevercloud.Provider {
+	out := make([]clevercloud.Provider, 0, len(s.catalog.kinds))
+	for _, k := range s.catalog.kinds {
+		out = append(out, cloneProvider(k.provider, true))
+	}
+	return out
+}
+
+// PlanID returns the id of the plan of providerID whose slug is slug (exact
+// match first, then case-insensitive), or "" when there is none.
+func (s *Server) PlanID(providerID, slug string) string {
+	k := s.catalog.byID[providerID]
+	if k == nil {
+		return ""
+	}
+	for _, pl := range k.provider.Plans {
+		if pl.Slug == slug {
+			return pl.ID
+		}
+	}
+	for _, pl := range k.provider.Plans {
+		if strings.EqualFold(pl.Slug, slug) {
+			return pl.ID
+		}
+	}
+	return ""
+}
+
+// Addons returns the add-ons of ownerID in creation order.
+func (s *Server) Addons(ownerID string) []clevercloud.Addon {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var recs []*addonRecord
+	for _, rec := range s.byID {
+		if rec.owner == ownerID {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortFunc(recs, func(a, b *addonRecord) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]clevercloud.Addon, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, cloneAddon(rec.addon))
+	}
+	return out
+}
+
+// AllAddons returns every add-on, by owner id, each list in creation order.
+func (s *Server) AllAddons() map[string][]clevercloud.Addon {
+	s.mu.Lock()
+	owners := map[string]bool{}
+	for _, rec := range s.byID {
+		owners[rec.owner] = true
+	}
+	s.mu.Unlock()
+	out := map[string][]clevercloud.Addon{}
+	for o := range owners {
+		if l := s.Addons(o); len(l) > 0 {
+			out[o] = l
+		}
+	}
+	return out
+}
+
+// Env returns the full stored env of an add-on (addon_ id or realId), even
+// while the provisioning delay hides it from the API; nil if unknown.
+func (s *Server) Env(addonID string) []clevercloud.Variable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.find(addonID)
+	if rec == nil {
+		return nil
+	}
+	return nonNil(slices.Clone(rec.env))
+}
+
+// SetEnv replaces the env of an add-on (addon_ id or realId) out of band, as
+// a credential rotation would. The new env is visible at once and
+// configKeys follows its names.
+func (s *Server) SetEnv(addonID string, vars []clevercloud.Variable) error {
+	if err := validateVars(vars); err != nil {
+		return fmt.Errorf("fakeapi: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.find(addonID)
+	if rec == nil {
+		return fmt.Errorf("%w: %s", ErrNotFound, addonID)
+	}
+	s.setEnv(rec, vars)
+	return nil
+}
+
+// DeleteAddonOutOfBand deletes an add-on (addon_ id or realId) as if someone
+// had deleted it in the console. An empty ownerID matches any owner.
+func (s *Server) DeleteAddonOutOfBand(ownerID, addonID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.find(addonID)
+	if rec == nil || (ownerID != "" && rec.owner != ownerID) {
+		return fmt.Errorf("%w: %s", ErrNotFound, addonID)
+	}
+	s.remove(rec)
+	return nil
+}

@@ -1,0 +1,15 @@
+package fakeapi
+
+import "github.com/clever-operator/clever-operator/internal/clevercloud"
+
+// Aliases of the wire types, so code outside this module can name what the Server returns.
+type (
+	Addon       = clevercloud.Addon
+	Provider    = clevercloud.Provider
+	Plan        = clevercloud.Plan
+	PlanFeature = clevercloud.PlanFeature
+	Variable    = clevercloud.Variable
+	Self        = clevercloud.Self
+	CreateOpts  = clevercloud.CreateOpts
+	ErrorBody   = clevercloud.ErrorBody
+)
