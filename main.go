@@ -6,34 +6,22 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
 // RBAC for both sides (controller-gen writes config/rbac/role.yaml from these markers).
@@ -125,97 +113,26 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.watchesFile, err)
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+	scheme, err := operator.NewScheme()
+	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(f, scheme))
+	mopts := operator.ManagerOptions(scheme, strings.Split(f.watchNamespace, ","))
+	mopts.Metrics = metricsserver.Options{BindAddress: f.metricsAddr}
+	mopts.HealthProbeBindAddress = f.probeAddr
+	mopts.LeaderElection = f.leaderElect
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mopts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	apiMetrics := clevercloud.NewMetrics(metrics.Registry)
-	creds := &addon.NamespacedCredentials{
-		Reader: mgr.GetAPIReader(),
-		Global: cfg.API,
-		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
-			return clevercloud.New(clevercloud.Config{
-				Endpoint: c.Endpoint,
-				Credentials: clevercloud.Credentials{
-					ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret, BearerToken: c.BearerToken,
-				},
-				RateLimit: f.apiRate,
-				Metrics:   apiMetrics,
-			})
-		},
-	}
-	plans := &addon.PlanCache{}
-	for _, w := range ws {
-		kind, ok := addon.KindFor(w.GroupVersionKind)
-		if !ok {
-			return fmt.Errorf("%s lists %s, which the operator does not manage", f.watchesFile, w.GroupVersionKind)
-		}
-		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{DefaultReconcilePeriod: f.helmPeriod, DefaultMaxConcurrentReconciles: f.workers, Log: ctrl.Log.WithName("helm")}); err != nil {
-			return err
-		}
-		eng := &addon.Reconciler{
-			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorderFor("clever-operator"), Credentials: creds, Plans: plans,
-			ResyncPeriod: f.resyncPeriod, MaxConcurrentReconciles: f.workers, Log: ctrl.Log.WithName("addon"),
-		}
-		if err := eng.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
-		}
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	var synced atomic.Bool
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if mgr.GetCache().WaitForCacheSync(ctx) {
-			synced.Store(true)
-		}
-		<-ctx.Done()
-		return nil
-	})); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", func(_ *http.Request) error {
-		if !synced.Load() {
-			return errors.New("caches not synced yet")
-		}
-		return nil
+	if err := operator.Setup(mgr, operator.Options{
+		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
+		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log,
 	}); err != nil {
 		return err
 	}
 	log.Info("starting manager", "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-func managerOptions(f *flags, scheme *runtime.Scheme) ctrl.Options {
-	opts := ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
-		HealthProbeBindAddress: f.probeAddr,
-		LeaderElection:         f.leaderElect,
-		LeaderElectionID:       "clever-operator.api.clever-cloud.com",
-		// Unstructured reads from the cache too (both sides use unstructured objects).
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Cache: cache.Options{
-			// Only the Secrets the operator owns are cached, not every Secret in the cluster.
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
-			},
-		},
-	}
-	if ns := strings.TrimSpace(f.watchNamespace); ns != "" {
-		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
-		for _, n := range strings.Split(ns, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				opts.Cache.DefaultNamespaces[n] = cache.Config{}
-			}
-		}
-	}
-	return opts
 }
 
 func endpointOf(c config.APIConfig) string {

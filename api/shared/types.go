@@ -1,0 +1,158 @@
+/*
+Copyright 2026 The clever-operator authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package shared
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Instance says where a Clever Cloud add-on runs and how big it is.
+// +kubebuilder:validation:XValidation:rule="self.region == oldSelf.region",message="spec.instance.region is immutable"
+type Instance struct {
+	// Region is the Clever Cloud region (zone) code the add-on is created in,
+	// for example `par` (Paris), `grahds`, `rbx`, `rbxhds`, `scw`, `mtl`,
+	// `sgp`, `syd` or `wsw`. It is sent as is to the Clever Cloud API.
+	// Immutable: an add-on cannot move between regions.
+	Region string `json:"region"`
+
+	// Plan selects the Clever Cloud plan (size) of the add-on. It accepts a plan
+	// slug such as `s_sml` or `xs_sml`, a plan name, or a plan id `plan_<uuid>`;
+	// slugs and names are resolved against the provider's plan list when the
+	// add-on is created. The operator never rewrites this field: the resolved
+	// plan id is reported in `status.plan`.
+	Plan string `json:"plan"`
+}
+
+// RegionInstance says where a Clever Cloud add-on whose plan is fixed by the
+// operator (Pulsar, KV) runs.
+// +kubebuilder:validation:XValidation:rule="self.region == oldSelf.region",message="spec.instance.region is immutable"
+type RegionInstance struct {
+	// Region is the Clever Cloud region (zone) code the add-on is created in,
+	// for example `par` (Paris), the only region where this add-on is offered
+	// today. It is sent as is to the Clever Cloud API.
+	// Immutable: an add-on cannot move between regions.
+	Region string `json:"region"`
+}
+
+// SecretSpec customises the Kubernetes Secret that receives the add-on's
+// credentials (its environment variables).
+type SecretSpec struct {
+	// Name is the name of the Secret holding the credentials, in the namespace
+	// of this resource; default `<metadata.name>-secrets`. Set it when two
+	// resources of different kinds share a name in one namespace, since their
+	// default Secret names would collide. Must be a DNS subdomain name.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+}
+
+// ConditionStatus is the status of a condition: True, False or Unknown.
+// +kubebuilder:validation:Enum=True;False;Unknown
+type ConditionStatus string
+
+// Condition status values.
+const (
+	ConditionTrue    ConditionStatus = "True"
+	ConditionFalse   ConditionStatus = "False"
+	ConditionUnknown ConditionStatus = "Unknown"
+)
+
+// Condition is one observation of the resource's state. Its shape matches the
+// conditions written by the Helm reconciler (helm-operator-plugins), whose
+// reason and message are often empty, which is why only type and status are
+// required (metav1.Condition requires both and would reject those writes).
+type Condition struct {
+	// Type of the condition, e.g. `Ready`, `AddonReady` (written by the add-on
+	// controller) or `Initialized`, `Deployed`, `ReleaseFailed`,
+	// `Irreconcilable`, `Paused` (written by the Helm reconciler).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	Type string `json:"type"`
+
+	// Status of the condition: `True`, `False` or `Unknown`.
+	Status ConditionStatus `json:"status"`
+
+	// Reason is a short CamelCase machine-readable cause of the last transition,
+	// e.g. `Provisioned`, `ProvisionFailed` or `InstallSuccessful`. May be empty.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message is a human-readable explanation of the last transition, e.g. the
+	// error returned by the Clever Cloud API. May be empty.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// LastTransitionTime is when the condition last changed status.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+
+	// ObservedGeneration is the metadata.generation the condition was computed from.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// DeployedRelease names the Helm release that renders this resource's Secret.
+// It deliberately declares only `name`: the Helm reconciler also writes
+// `manifest` (the rendered manifest, credentials included), which the API
+// server prunes because it is not in the schema.
+type DeployedRelease struct {
+	// Name of the Helm release (stored as Secrets in this namespace).
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// CommonStatus holds the status fields every kind has. It is embedded inline
+// in each kind's status.
+type CommonStatus struct {
+	// ObservedGeneration is the metadata.generation last handled by the add-on
+	// controller. kstatus reads the resource as in progress while it is lower
+	// than metadata.generation; a new resource starts at 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Addon is the id of the Clever Cloud add-on backing this resource
+	// (`addon_<uuid>`), as returned by the Clever Cloud API. Empty until the
+	// add-on is created.
+	// +optional
+	Addon string `json:"addon,omitempty"`
+
+	// Plan is the Clever Cloud plan id (`plan_<uuid>`) the add-on was created
+	// with, i.e. `spec.instance.plan` resolved from a slug or name, or the plan
+	// the operator chooses for kinds without a plan field.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+
+	// SecretName is the name of the Secret, in this namespace, that holds the
+	// add-on's credentials (`spec.secret.name`, default `<metadata.name>-secrets`).
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// Conditions are the latest observations of the resource's state. `Ready`
+	// summarises them; the Helm reconciler's conditions are kept alongside.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []Condition `json:"conditions,omitempty"`
+
+	// DeployedRelease is the Helm release that renders the credentials Secret.
+	// +optional
+	DeployedRelease *DeployedRelease `json:"deployedRelease,omitempty"`
+}

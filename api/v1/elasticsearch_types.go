@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The clever-operator authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clever-operator/clever-operator/api/shared"
+)
+
+// ElasticSearchVersion is the integer code of a Elasticsearch major version offered by Clever Cloud.
+// The operator sends it to the Clever Cloud API as a string: `9` as `"9"`.
+// +kubebuilder:validation:Enum=7;8;9
+type ElasticSearchVersion int32
+
+// Supported Elasticsearch major version codes.
+const (
+	ElasticSearchVersion7 ElasticSearchVersion = 7 // 7
+	ElasticSearchVersion8 ElasticSearchVersion = 8 // 8
+	ElasticSearchVersion9 ElasticSearchVersion = 9 // 9
+)
+
+// String returns the version as sent to the Clever Cloud API.
+func (v ElasticSearchVersion) String() string {
+	switch v {
+	case ElasticSearchVersion7:
+		return "7"
+	case ElasticSearchVersion8:
+		return "8"
+	case ElasticSearchVersion9:
+		return "9"
+	default:
+		return strconv.Itoa(int(v))
+	}
+}
+
+// ElasticSearchOptions are the Elasticsearch cluster settings chosen when the add-on is created.
+type ElasticSearchOptions struct {
+	// Version is the Elasticsearch major version, as an integer code: `7`, `8`, `9`.
+	// It is chosen when the add-on is created; changing it later does not
+	// migrate an existing add-on.
+	Version ElasticSearchVersion `json:"version"`
+
+	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
+	// Clever Cloud. Chosen when the add-on is created.
+	Encryption bool `json:"encryption"`
+
+	// Kibana enables the Kibana service alongside the Elasticsearch cluster.
+	Kibana bool `json:"kibana"`
+
+	// Apm enables the APM (Application Performance Monitoring) service
+	// alongside the Elasticsearch cluster.
+	Apm bool `json:"apm"`
+}
+
+// ElasticSearchSpec is the desired Elasticsearch cluster add-on.
+// +kubebuilder:validation:XValidation:rule="self.organisation == oldSelf.organisation",message="spec.organisation is immutable: the add-on lives in that organisation; create a new resource to move it"
+type ElasticSearchSpec struct {
+	// Organisation is the Clever Cloud owner of the add-on: an organisation id
+	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
+	// runs with must have access to it. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	Organisation string `json:"organisation"`
+
+	// Options are the Elasticsearch cluster settings.
+	Options ElasticSearchOptions `json:"options"`
+
+	// Instance is the region and plan of the add-on.
+	Instance shared.Instance `json:"instance"`
+
+	// Secret customises the Kubernetes Secret that receives the add-on's
+	// credentials; by default it is named `<metadata.name>-secrets`.
+	// +optional
+	Secret *shared.SecretSpec `json:"secret,omitempty"`
+}
+
+// ElasticSearchStatus is the observed state of a ElasticSearch.
+type ElasticSearchStatus struct {
+	shared.CommonStatus `json:",inline"`
+}
+
+// ElasticSearch is a Clever Cloud Elasticsearch cluster (add-on provider `es-addon`) managed from Kubernetes.
+// The operator creates the add-on in `spec.organisation`, names it
+// `kubernetes::ElasticSearch::<metadata.uid>`, and writes its credentials to a Secret
+// (`<metadata.name>-secrets` unless `spec.secret.name` says otherwise).
+// Deleting the resource deletes the add-on.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=elasticsearches,singular=elasticsearch,scope=Namespaced,categories=clever,shortName=es
+// +kubebuilder:printcolumn:name="organisation",type="string",JSONPath=".spec.organisation",description="Organisation"
+// +kubebuilder:printcolumn:name="addon",type="string",JSONPath=".status.addon",description="Addon"
+// +kubebuilder:printcolumn:name="region",type="string",JSONPath=".spec.instance.region",description="Region"
+// +kubebuilder:printcolumn:name="instance",type="string",JSONPath=".spec.instance.plan",description="Instance"
+// +kubebuilder:printcolumn:name="version",type="integer",JSONPath=".spec.options.version",description="Version"
+// +kubebuilder:printcolumn:name="encrypted",type="boolean",JSONPath=".spec.options.encryption",description="Cold encryption"
+// +kubebuilder:printcolumn:name="kibana",type="boolean",JSONPath=".spec.options.kibana",description="Kibana"
+// +kubebuilder:printcolumn:name="apm",type="boolean",JSONPath=".spec.options.apm",description="Application Performance Monitoring"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
+// +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
+type ElasticSearch struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired Clever Cloud add-on.
+	Spec ElasticSearchSpec `json:"spec"`
+
+	// Status is the observed state of the add-on, written by the operator.
+	// It defaults to `{observedGeneration: 0}` so that a new resource reads
+	// as in progress (kstatus) until the operator has handled it.
+	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
+	Status ElasticSearchStatus `json:"status,omitempty"`
+}
+
+// ElasticSearchList is a list of ElasticSearch.
+//
+// +kubebuilder:object:root=true
+type ElasticSearchList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the ElasticSearch resources.
+	Items []ElasticSearch `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ElasticSearch{}, &ElasticSearchList{})
+}
+
+var _ shared.Object = &ElasticSearch{}
+
+// GetCommonStatus implements shared.Object.
+func (in *ElasticSearch) GetCommonStatus() *shared.CommonStatus { return &in.Status.CommonStatus }
+
+// GetSecretSpec implements shared.Object.
+func (in *ElasticSearch) GetSecretSpec() *shared.SecretSpec { return in.Spec.Secret }

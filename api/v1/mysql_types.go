@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The clever-operator authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clever-operator/clever-operator/api/shared"
+)
+
+// MySqlVersion is the integer code of a MySQL version offered by Clever Cloud.
+// The operator sends it to the Clever Cloud API as a string: `84` as `"8.4"`.
+// +kubebuilder:validation:Enum=57;80;84
+type MySqlVersion int32
+
+// Supported MySQL version codes.
+const (
+	MySqlVersion57 MySqlVersion = 57 // 5.7
+	MySqlVersion80 MySqlVersion = 80 // 8.0
+	MySqlVersion84 MySqlVersion = 84 // 8.4
+)
+
+// String returns the version as sent to the Clever Cloud API.
+func (v MySqlVersion) String() string {
+	switch v {
+	case MySqlVersion57:
+		return "5.7"
+	case MySqlVersion80:
+		return "8.0"
+	case MySqlVersion84:
+		return "8.4"
+	default:
+		return strconv.Itoa(int(v))
+	}
+}
+
+// MySqlOptions are the MySQL database settings chosen when the add-on is created.
+type MySqlOptions struct {
+	// Version is the MySQL version, as an integer code: `57` (5.7), `80` (8.0), `84` (8.4).
+	// It is chosen when the add-on is created; changing it later does not
+	// migrate an existing add-on.
+	Version MySqlVersion `json:"version"`
+
+	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
+	// Clever Cloud. Chosen when the add-on is created.
+	Encryption bool `json:"encryption"`
+}
+
+// MySqlSpec is the desired MySQL database add-on.
+// +kubebuilder:validation:XValidation:rule="self.organisation == oldSelf.organisation",message="spec.organisation is immutable: the add-on lives in that organisation; create a new resource to move it"
+type MySqlSpec struct {
+	// Organisation is the Clever Cloud owner of the add-on: an organisation id
+	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
+	// runs with must have access to it. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	Organisation string `json:"organisation"`
+
+	// Options are the MySQL database settings.
+	Options MySqlOptions `json:"options"`
+
+	// Instance is the region and plan of the add-on.
+	Instance shared.Instance `json:"instance"`
+
+	// Secret customises the Kubernetes Secret that receives the add-on's
+	// credentials; by default it is named `<metadata.name>-secrets`.
+	// +optional
+	Secret *shared.SecretSpec `json:"secret,omitempty"`
+}
+
+// MySqlStatus is the observed state of a MySql.
+type MySqlStatus struct {
+	shared.CommonStatus `json:",inline"`
+}
+
+// MySql is a Clever Cloud MySQL database (add-on provider `mysql-addon`) managed from Kubernetes.
+// The operator creates the add-on in `spec.organisation`, names it
+// `kubernetes::MySql::<metadata.uid>`, and writes its credentials to a Secret
+// (`<metadata.name>-secrets` unless `spec.secret.name` says otherwise).
+// Deleting the resource deletes the add-on.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=mysqls,singular=mysql,scope=Namespaced,categories=clever,shortName=my
+// +kubebuilder:printcolumn:name="organisation",type="string",JSONPath=".spec.organisation",description="Organisation"
+// +kubebuilder:printcolumn:name="addon",type="string",JSONPath=".status.addon",description="Addon"
+// +kubebuilder:printcolumn:name="region",type="string",JSONPath=".spec.instance.region",description="Region"
+// +kubebuilder:printcolumn:name="instance",type="string",JSONPath=".spec.instance.plan",description="Instance"
+// +kubebuilder:printcolumn:name="version",type="integer",JSONPath=".spec.options.version",description="Version"
+// +kubebuilder:printcolumn:name="encrypted",type="boolean",JSONPath=".spec.options.encryption",description="Cold encryption"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
+// +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
+type MySql struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired Clever Cloud add-on.
+	Spec MySqlSpec `json:"spec"`
+
+	// Status is the observed state of the add-on, written by the operator.
+	// It defaults to `{observedGeneration: 0}` so that a new resource reads
+	// as in progress (kstatus) until the operator has handled it.
+	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
+	Status MySqlStatus `json:"status,omitempty"`
+}
+
+// MySqlList is a list of MySql.
+//
+// +kubebuilder:object:root=true
+type MySqlList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the MySql resources.
+	Items []MySql `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MySql{}, &MySqlList{})
+}
+
+var _ shared.Object = &MySql{}
+
+// GetCommonStatus implements shared.Object.
+func (in *MySql) GetCommonStatus() *shared.CommonStatus { return &in.Status.CommonStatus }
+
+// GetSecretSpec implements shared.Object.
+func (in *MySql) GetSecretSpec() *shared.SecretSpec { return in.Spec.Secret }

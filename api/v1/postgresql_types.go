@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The clever-operator authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clever-operator/clever-operator/api/shared"
+)
+
+// PostgreSqlVersion is the integer code of a PostgreSQL major version offered by Clever Cloud.
+// The operator sends it to the Clever Cloud API as a string: `18` as `"18"`.
+// +kubebuilder:validation:Enum=11;12;13;14;15;16;17;18
+type PostgreSqlVersion int32
+
+// Supported PostgreSQL major version codes.
+const (
+	PostgreSqlVersion11 PostgreSqlVersion = 11 // 11
+	PostgreSqlVersion12 PostgreSqlVersion = 12 // 12
+	PostgreSqlVersion13 PostgreSqlVersion = 13 // 13
+	PostgreSqlVersion14 PostgreSqlVersion = 14 // 14
+	PostgreSqlVersion15 PostgreSqlVersion = 15 // 15
+	PostgreSqlVersion16 PostgreSqlVersion = 16 // 16
+	PostgreSqlVersion17 PostgreSqlVersion = 17 // 17
+	PostgreSqlVersion18 PostgreSqlVersion = 18 // 18
+)
+
+// String returns the version as sent to the Clever Cloud API.
+func (v PostgreSqlVersion) String() string {
+	switch v {
+	case PostgreSqlVersion11:
+		return "11"
+	case PostgreSqlVersion12:
+		return "12"
+	case PostgreSqlVersion13:
+		return "13"
+	case PostgreSqlVersion14:
+		return "14"
+	case PostgreSqlVersion15:
+		return "15"
+	case PostgreSqlVersion16:
+		return "16"
+	case PostgreSqlVersion17:
+		return "17"
+	case PostgreSqlVersion18:
+		return "18"
+	default:
+		return strconv.Itoa(int(v))
+	}
+}
+
+// PostgreSqlOptions are the PostgreSQL database settings chosen when the add-on is created.
+type PostgreSqlOptions struct {
+	// Version is the PostgreSQL major version, as an integer code: `11`, `12`, `13`, `14`, `15`, `16`, `17`, `18`.
+	// It is chosen when the add-on is created; changing it later does not
+	// migrate an existing add-on.
+	Version PostgreSqlVersion `json:"version"`
+
+	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
+	// Clever Cloud. Chosen when the add-on is created.
+	Encryption bool `json:"encryption"`
+}
+
+// PostgreSqlSpec is the desired PostgreSQL database add-on.
+// +kubebuilder:validation:XValidation:rule="self.organisation == oldSelf.organisation",message="spec.organisation is immutable: the add-on lives in that organisation; create a new resource to move it"
+type PostgreSqlSpec struct {
+	// Organisation is the Clever Cloud owner of the add-on: an organisation id
+	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
+	// runs with must have access to it. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	Organisation string `json:"organisation"`
+
+	// Options are the PostgreSQL database settings.
+	Options PostgreSqlOptions `json:"options"`
+
+	// Instance is the region and plan of the add-on.
+	Instance shared.Instance `json:"instance"`
+
+	// Secret customises the Kubernetes Secret that receives the add-on's
+	// credentials; by default it is named `<metadata.name>-secrets`.
+	// +optional
+	Secret *shared.SecretSpec `json:"secret,omitempty"`
+}
+
+// PostgreSqlStatus is the observed state of a PostgreSql.
+type PostgreSqlStatus struct {
+	shared.CommonStatus `json:",inline"`
+}
+
+// PostgreSql is a Clever Cloud PostgreSQL database (add-on provider `postgresql-addon`) managed from Kubernetes.
+// The operator creates the add-on in `spec.organisation`, names it
+// `kubernetes::PostgreSql::<metadata.uid>`, and writes its credentials to a Secret
+// (`<metadata.name>-secrets` unless `spec.secret.name` says otherwise).
+// Deleting the resource deletes the add-on.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=postgresqls,singular=postgresql,scope=Namespaced,categories=clever,shortName=pg
+// +kubebuilder:printcolumn:name="organisation",type="string",JSONPath=".spec.organisation",description="Organisation"
+// +kubebuilder:printcolumn:name="addon",type="string",JSONPath=".status.addon",description="Addon"
+// +kubebuilder:printcolumn:name="region",type="string",JSONPath=".spec.instance.region",description="Region"
+// +kubebuilder:printcolumn:name="instance",type="string",JSONPath=".spec.instance.plan",description="Instance"
+// +kubebuilder:printcolumn:name="version",type="integer",JSONPath=".spec.options.version",description="Version"
+// +kubebuilder:printcolumn:name="encrypted",type="boolean",JSONPath=".spec.options.encryption",description="Cold encryption"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
+// +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
+type PostgreSql struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired Clever Cloud add-on.
+	Spec PostgreSqlSpec `json:"spec"`
+
+	// Status is the observed state of the add-on, written by the operator.
+	// It defaults to `{observedGeneration: 0}` so that a new resource reads
+	// as in progress (kstatus) until the operator has handled it.
+	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
+	Status PostgreSqlStatus `json:"status,omitempty"`
+}
+
+// PostgreSqlList is a list of PostgreSql.
+//
+// +kubebuilder:object:root=true
+type PostgreSqlList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the PostgreSql resources.
+	Items []PostgreSql `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PostgreSql{}, &PostgreSqlList{})
+}
+
+var _ shared.Object = &PostgreSql{}
+
+// GetCommonStatus implements shared.Object.
+func (in *PostgreSql) GetCommonStatus() *shared.CommonStatus { return &in.Status.CommonStatus }
+
+// GetSecretSpec implements shared.Object.
+func (in *PostgreSql) GetSecretSpec() *shared.SecretSpec { return in.Spec.Secret }

@@ -1,0 +1,143 @@
+// Package operator assembles the operator: one Helm reconciler and one provisioning engine
+// per watches.yaml entry, on a manager whose cache holds only what the operator needs. main,
+// the demo and the test suites all build the operator through it.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/hybrid"
+)
+
+// Options configures the operator.
+type Options struct {
+	API                 config.APIConfig
+	Watches             []watches.Watch
+	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
+	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
+	Workers             int           // per kind; default 4
+	APIRateLimit        float64       // requests/s per credential set; 0 = client default
+	Registerer          prometheus.Registerer
+	Log                 logr.Logger
+}
+
+// NewScheme returns the scheme the manager needs: the built-in types. Custom resources are
+// handled as unstructured objects by both sides, so no typed API is registered (the Helm
+// reconciler registers each GVK as Unstructured itself).
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ManagerOptions returns manager options with the operator's cache layout: unstructured
+// reads are cached, and only Secrets labelled as the operator's are cached (not every Secret
+// in the cluster). namespaces restricts the watch (empty: all namespaces).
+func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
+	opts := ctrl.Options{
+		Scheme: scheme,
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache: cache.Options{
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
+			},
+		},
+		LeaderElectionID: "clever-operator.api.clever-cloud.com",
+	}
+	for _, n := range namespaces {
+		if n = strings.TrimSpace(n); n != "" {
+			if opts.Cache.DefaultNamespaces == nil {
+				opts.Cache.DefaultNamespaces = map[string]cache.Config{}
+			}
+			opts.Cache.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// Setup registers both reconcilers of every watch, and the health checks, on mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Registerer == nil {
+		o.Registerer = metrics.Registry
+	}
+	apiMetrics := clevercloud.NewMetrics(o.Registerer)
+	creds := &addon.NamespacedCredentials{
+		Reader: mgr.GetAPIReader(),
+		Global: o.API,
+		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
+			return clevercloud.New(clevercloud.Config{
+				Endpoint: c.Endpoint,
+				Credentials: clevercloud.Credentials{
+					ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret, BearerToken: c.BearerToken,
+				},
+				RateLimit: o.APIRateLimit,
+				Metrics:   apiMetrics,
+			})
+		},
+	}
+	plans := &addon.PlanCache{}
+	recorder := mgr.GetEventRecorderFor("clever-operator")
+	for _, w := range o.Watches {
+		kind, ok := addon.KindFor(w.GroupVersionKind)
+		if !ok {
+			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
+		}
+		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
+			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
+		}); err != nil {
+			return err
+		}
+		eng := &addon.Reconciler{
+			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
+			Log: o.Log.WithName("addon"),
+		}
+		if err := eng.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	var synced atomic.Bool
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			synced.Store(true)
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("readyz", func(*http.Request) error {
+		if !synced.Load() {
+			return errors.New("caches not synced yet")
+		}
+		return nil
+	})
+}

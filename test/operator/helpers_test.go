@@ -1,0 +1,169 @@
+package operator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+)
+
+var nsCounter atomic.Int64
+
+// newNamespace creates a fresh namespace so every spec is isolated.
+func newNamespace() string {
+	name := fmt.Sprintf("t-%d", nsCounter.Add(1))
+	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	return name
+}
+
+// sample loads config/samples/<file> into namespace ns.
+func sample(file, ns string) *unstructured.Unstructured {
+	b, err := os.ReadFile(filepath.Join("config", "samples", file))
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed())
+	u.SetNamespace(ns)
+	return u
+}
+
+func get(u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{}
+	out.SetGroupVersionKind(u.GroupVersionKind())
+	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), out)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// condition returns "<status>/<reason>" of a condition type, or "" when absent.
+func condition(u *unstructured.Unstructured, t string) string {
+	if u == nil {
+		return "<gone>"
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m := c.(map[string]any)
+		if m["type"] == t {
+			return fmt.Sprintf("%v/%v", m["status"], m["reason"])
+		}
+	}
+	return ""
+}
+
+func conditionMessage(u *unstructured.Unstructured, t string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m := c.(map[string]any)
+		if m["type"] == t {
+			s, _ := m["message"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func readyOf(u *unstructured.Unstructured) func() string {
+	return func() string { return condition(get(u), "Ready") }
+}
+
+func statusString(u *unstructured.Unstructured, field string) string {
+	s, _, _ := unstructured.NestedString(u.Object, "status", field)
+	return s
+}
+
+func secret(ns, name string) *corev1.Secret {
+	s := &corev1.Secret{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+func secretKeys(s *corev1.Secret) []string {
+	if s == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(s.Data))
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// addonsNamed returns the fake's add-ons with that name, across owners.
+func addonsNamed(name string) []clevercloud.Addon {
+	var out []clevercloud.Addon
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			if a.AddonName() == name {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+func addonName(u *unstructured.Unstructured) string {
+	return "kubernetes::" + u.GetKind() + "::" + string(u.GetUID())
+}
+
+func envMap(vars []clevercloud.Variable) map[string]string {
+	m := map[string]string{}
+	for _, v := range vars {
+		m[v.Name] = v.Value
+	}
+	return m
+}
+
+func secretData(s *corev1.Secret) map[string]string {
+	m := map[string]string{}
+	if s == nil {
+		return m
+	}
+	for k, v := range s.Data {
+		m[k] = string(v)
+	}
+	return m
+}
+
+// apiCalls sums the fake's counters for the routes whose key contains substr ("" = all).
+func apiCalls(substr string) int {
+	n := 0
+	for route, c := range fake.Counts() {
+		if strings.Contains(route, substr) {
+			n += c
+		}
+	}
+	return n
+}
+
+// events returns "<type> <reason>" of the events about an object.
+func events(u *unstructured.Unstructured) []string {
+	list := &corev1.EventList{}
+	Expect(k8s.List(context.Background(), list, client.InNamespace(u.GetNamespace()))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == u.GetName() && e.InvolvedObject.Kind == u.GetKind() {
+			out = append(out, e.Type+" "+e.Reason)
+		}
+	}
+	return out
+}
