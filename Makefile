@@ -93,7 +93,19 @@ run: ## Run the operator from source against the current kubeconfig (from the re
 
 .PHONY: demo
 demo: envtest-bins ## Local control plane + fake Clever Cloud API + operator + samples; prints the Ready table.
-	go run ./hack/demo $(DEMO_ARGS)
+	go run ./hack/demo --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs (and so every resource) from the cluster.
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: docker-build
 docker-build: ## Build the operator image.

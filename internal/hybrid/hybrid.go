@@ -56,20 +56,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 	if w.Chart == nil {
 		return fmt.Errorf("watch %s: chart %q not loaded", w.GroupVersionKind, w.ChartPath)
 	}
-	period := o.DefaultReconcilePeriod
-	if period == 0 {
-		period = DefaultReconcilePeriod
-	}
-	if w.ReconcilePeriod != nil {
-		period = w.ReconcilePeriod.Duration
-	}
-	workers := o.DefaultMaxConcurrentReconciles
-	if workers == 0 {
-		workers = DefaultMaxConcurrentReconciles
-	}
-	if w.MaxConcurrentReconciles != nil {
-		workers = *w.MaxConcurrentReconciles
-	}
+	st := settingsFor(w, o)
 	acg, err := actionClientGetter(mgr, kind)
 	if err != nil {
 		return err
@@ -81,10 +68,10 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind)),
 		reconciler.WithValueTranslator(Translator(mgr.GetClient(), kind)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
-		reconciler.WithReconcilePeriod(period),
-		reconciler.WithMaxConcurrentReconciles(workers),
+		reconciler.WithReconcilePeriod(st.period),
+		reconciler.WithMaxConcurrentReconciles(st.workers),
 		reconciler.WithMaxReleaseHistory(MaxReleaseHistory),
-		reconciler.SkipDependentWatches(w.WatchDependentResources != nil && !*w.WatchDependentResources),
+		reconciler.SkipDependentWatches(st.skipDependentWatches),
 		reconciler.WithInstallAnnotations(annotation.DefaultInstallAnnotations...),
 		reconciler.WithUpgradeAnnotations(annotation.DefaultUpgradeAnnotations...),
 		reconciler.WithUninstallAnnotations(annotation.DefaultUninstallAnnotations...),
@@ -101,6 +88,34 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		return fmt.Errorf("helm reconciler for %s: %w", w.GroupVersionKind, err)
 	}
 	return r.SetupWithManager(mgr)
+}
+
+// settings are the reconciler settings of one watches.yaml entry.
+type settings struct {
+	period               time.Duration
+	workers              int
+	skipDependentWatches bool
+}
+
+// settingsFor maps a watch entry to reconciler settings. watchDependentResources defaults to
+// true and means "watch"; the reconciler's option is "skip", so it is inverted here (the
+// upstream helm-operator run command passes it through uninverted).
+func settingsFor(w watches.Watch, o Options) settings {
+	st := settings{period: o.DefaultReconcilePeriod, workers: o.DefaultMaxConcurrentReconciles}
+	if st.period == 0 {
+		st.period = DefaultReconcilePeriod
+	}
+	if st.workers == 0 {
+		st.workers = DefaultMaxConcurrentReconciles
+	}
+	if w.ReconcilePeriod != nil {
+		st.period = w.ReconcilePeriod.Duration
+	}
+	if w.MaxConcurrentReconciles != nil {
+		st.workers = *w.MaxConcurrentReconciles
+	}
+	st.skipDependentWatches = w.WatchDependentResources != nil && !*w.WatchDependentResources
+	return st
 }
 
 // Translator builds the chart values from the resource and its source Secret (read from the

@@ -172,7 +172,9 @@ func (s *Server) findCredential(consumerKey, token string) (Credential, bool) {
 // signatureBaseStrings returns the candidate OAuth1 signature base strings of
 // r: the oauth10a form (query values taken raw, as the Rust SDK does) and the
 // RFC 5849 form (query values decoded), each for the Host header as sent and
-// with a default port removed. Most requests yield a single candidate.
+// lowercased (RFC 5849 §3.4.1.2; the Rust SDK's url crate and
+// internal/clevercloud lowercase it), with and without a default port. Most
+// requests yield a single candidate.
 func signatureBaseStrings(r *http.Request, oauthParams map[string]string) []string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -184,10 +186,17 @@ func signatureBaseStrings(r *http.Request, oauthParams map[string]string) []stri
 			scheme = first
 		}
 	}
-	hosts := []string{r.Host}
-	if h, port, err := net.SplitHostPort(r.Host); err == nil &&
-		((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) {
-		hosts = append(hosts, h)
+	hostForms := []string{r.Host}
+	if lower := strings.ToLower(r.Host); lower != r.Host {
+		hostForms = append(hostForms, lower)
+	}
+	var hosts []string
+	for _, host := range hostForms {
+		hosts = append(hosts, host)
+		if h, port, err := net.SplitHostPort(host); err == nil &&
+			((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) {
+			hosts = append(hosts, h)
+		}
 	}
 	path := r.URL.EscapedPath()
 

@@ -267,6 +267,12 @@ var _ = Describe("API failures", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("False/ApiError"))
 		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring("404"))
+		// Clean up so its retries do not skew other specs' call counts.
+		cur := get(cr)
+		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		Expect(k8s.Delete(ctx, cur)).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
 	})
 
 	It("reports PlanNotFound with the available plans, as a terminal condition", func() {

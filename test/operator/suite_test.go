@@ -4,7 +4,10 @@
 package operator_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"sync"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,10 +51,14 @@ var (
 	fakeSrv *httptest.Server
 	stopMgr context.CancelFunc
 	mgrDone chan struct{}
+	mgr     ctrl.Manager
+	// logs receives everything the operator logs, at the highest verbosity, so the suite can
+	// prove no credential ever reaches a log line.
+	logs = &syncBuffer{}
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 	// Charts in watches.yaml are relative to the repository root, as for `make run`.
 	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
 	var err error
@@ -70,6 +78,9 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	if fake != nil && k8s != nil {
+		assertNoCredentialLeak()
+	}
 	stopManager()
 	if fakeSrv != nil {
 		fakeSrv.Close()
@@ -95,7 +106,7 @@ func startManager() {
 	opts.HealthProbeBindAddress = "0"
 	// The suite restarts the manager in-process; controller names repeat across managers.
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
-	mgr, err := ctrl.NewManager(restCfg, opts)
+	mgr, err = ctrl.NewManager(restCfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(mgr, operator.Options{
 		API: apiConfig(), Watches: ws, ResyncPeriod: time.Hour, Workers: 4,
@@ -117,4 +128,21 @@ func stopManager() {
 		Eventually(mgrDone).Should(BeClosed())
 		stopMgr = nil
 	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,0 +1,303 @@
+// Command demo runs the whole operator locally on an embedded default: a real kube-apiserver
+// and etcd (built into bin/ by `make envtest-bins`), the fake Clever Cloud API, the operator
+// binary as its own process, and one sample resource of every kind. It prints the table of
+// Ready resources and the Secret key names (never values), then keeps running until Ctrl-C
+// when attached to a terminal (so kubectl can be pointed at it), or exits otherwise.
+//
+// Usage: make demo  (or: go run ./hack/demo [--timeout 3m] [--exit] [--keep])
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+)
+
+// Demo credentials of the fake API (public; the fake accepts only these).
+var demoCreds = fakeapi.Credential{ConsumerKey: "demo-consumer-key", ConsumerSecret: "demo-consumer-secret", Token: "demo-token", Secret: "demo-secret"}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	timeout := flag.Duration("timeout", 3*time.Minute, "how long to wait for every resource to be Ready")
+	exitAfter := flag.Bool("exit", false, "exit after printing the table (default when not attached to a terminal)")
+	keep := flag.Bool("keep", false, "keep running after the table even without a terminal (stop with Ctrl-C / SIGTERM)")
+	assets := flag.String("assets", envOr("KUBEBUILDER_ASSETS", "bin/envtest/1.35.4"), "directory with kube-apiserver and etcd")
+	delay := flag.Duration("provisioning-delay", 2*time.Second, "fake API: time before a new add-on's credentials appear")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	workdir := ".demo"
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		return err
+	}
+
+	step("building the operator")
+	if err := runCmd(ctx, "go", "build", "-o", "bin/manager", "."); err != nil {
+		return err
+	}
+
+	step("starting the control plane (kube-apiserver + etcd from " + *assets + ")")
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: *assets,
+		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
+	}
+	defer func() { _ = env.Stop() }()
+	user, err := env.AddUser(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kcPath, _ := filepath.Abs(filepath.Join(workdir, "kubeconfig"))
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	k8s, err := client.New(user.Config(), client.Options{})
+	if err != nil {
+		return err
+	}
+
+	step("starting the fake Clever Cloud API")
+	fake := fakeapi.New(fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+	endpoint := "http://" + ln.Addr().String()
+
+	step("starting the operator (bin/manager) against them")
+	logPath := filepath.Join(workdir, "operator.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	op := exec.Command("bin/manager", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
+	op.Env = append(os.Environ(),
+		"KUBECONFIG="+kcPath,
+		"CLEVER_OPERATOR_API_ENDPOINT="+endpoint,
+		"CLEVER_OPERATOR_API_CONSUMER_KEY="+demoCreds.ConsumerKey,
+		"CLEVER_OPERATOR_API_CONSUMER_SECRET="+demoCreds.ConsumerSecret,
+		"CLEVER_OPERATOR_API_TOKEN="+demoCreds.Token,
+		"CLEVER_OPERATOR_API_SECRET="+demoCreds.Secret,
+	)
+	op.Stdout, op.Stderr = logFile, logFile
+	if err := op.Start(); err != nil {
+		return err
+	}
+	opDone := make(chan error, 1)
+	go func() { opDone <- op.Wait() }()
+	defer func() {
+		_ = op.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-opDone:
+		case <-time.After(10 * time.Second):
+			_ = op.Process.Kill()
+		}
+	}()
+
+	step("applying config/samples (one resource of every kind)")
+	samples, err := loadSamples(filepath.Join("config", "samples"))
+	if err != nil {
+		return err
+	}
+	for _, s := range samples {
+		s.SetNamespace("default")
+		if err := k8s.Create(ctx, s); err != nil {
+			return fmt.Errorf("creating %s/%s: %w", s.GetKind(), s.GetName(), err)
+		}
+	}
+
+	step(fmt.Sprintf("waiting for %d resources to be Ready (operator log: %s)", len(samples), logPath))
+	deadline := time.Now().Add(*timeout)
+	start := time.Now()
+	var rows []row
+	for {
+		rows, err = table(ctx, k8s, samples)
+		if err != nil {
+			return err
+		}
+		if allReady(rows) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("interrupted")
+		case err := <-opDone:
+			return fmt.Errorf("the operator exited early (%v); see %s", err, logPath)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	fmt.Println()
+	printTable(rows)
+	fmt.Printf("\n%d/%d resources Ready after %s; %d add-ons at the fake Clever Cloud API.\n", countReady(rows), len(rows), time.Since(start).Round(100*time.Millisecond), countAddons(fake))
+	if !allReady(rows) {
+		return fmt.Errorf("not every resource became Ready within %s; see %s", *timeout, logPath)
+	}
+
+	interactive := isTerminal(os.Stdin)
+	if *exitAfter || (!interactive && !*keep) {
+		return nil
+	}
+	fmt.Printf("\nThe demo keeps running. Try:\n  export KUBECONFIG=%s\n  kubectl get clever\n  kubectl describe postgresql postgresql\n  kubectl delete redis redis   # the add-on is deleted at the fake API\nFake API: %s (admin: %s/admin/addons). Press Ctrl-C to stop and tear everything down.\n", kcPath, endpoint, endpoint)
+	select {
+	case <-ctx.Done():
+	case err := <-opDone:
+		return fmt.Errorf("the operator exited (%v); see %s", err, logPath)
+	}
+	fmt.Println("\ntearing down")
+	return nil
+}
+
+type row struct {
+	kind, name, ready, reason, addon, secret string
+	keys                                     []string
+}
+
+func table(ctx context.Context, k8s client.Client, samples []*unstructured.Unstructured) ([]row, error) {
+	var rows []row
+	for _, s := range samples {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(s.GroupVersionKind())
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(s), cur); err != nil {
+			return nil, err
+		}
+		r := row{kind: s.GetKind(), name: s.GetName(), ready: "Unknown"}
+		conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+				r.ready, _ = m["status"].(string)
+				r.reason, _ = m["reason"].(string)
+			}
+		}
+		r.addon, _, _ = unstructured.NestedString(cur.Object, "status", "addon")
+		r.secret, _, _ = unstructured.NestedString(cur.Object, "status", "secretName")
+		if r.secret != "" {
+			sec := &corev1.Secret{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.GetNamespace(), Name: r.secret}, sec); err == nil {
+				for k := range sec.Data {
+					r.keys = append(r.keys, k)
+				}
+				sort.Strings(r.keys)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func printTable(rows []row) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tNAME\tREADY\tREASON\tADDON\tSECRET\tKEYS (names only)")
+	for _, r := range rows {
+		keys := strings.Join(r.keys, ",")
+		if len(keys) > 80 {
+			keys = keys[:77] + "..."
+		}
+		if keys == "" {
+			keys = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.kind, r.name, r.ready, r.reason, r.addon, r.secret, keys)
+	}
+	_ = w.Flush()
+}
+
+func allReady(rows []row) bool { return countReady(rows) == len(rows) }
+
+func countReady(rows []row) int {
+	n := 0
+	for _, r := range rows {
+		if r.ready == "True" {
+			n++
+		}
+	}
+	return n
+}
+
+func countAddons(f *fakeapi.Server) int {
+	n := 0
+	for _, l := range f.AllAddons() {
+		n += len(l)
+	}
+	return n
+}
+
+func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "api_*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no samples in %s", dir)
+	}
+	return out, nil
+}
+
+func runCmd(ctx context.Context, name string, args ...string) error {
+	c := exec.CommandContext(ctx, name, args...)
+	c.Stdout, c.Stderr = os.Stdout, os.Stderr
+	return c.Run()
+}
+
+func step(s string) { fmt.Println("==> " + s) }
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

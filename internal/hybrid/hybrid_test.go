@@ -1,0 +1,97 @@
+package hybrid
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+func TestSettingsFor(t *testing.T) {
+	defaults := Options{DefaultReconcilePeriod: 7 * time.Minute, DefaultMaxConcurrentReconciles: 3}
+	cases := []struct {
+		name string
+		w    watches.Watch
+		o    Options
+		want settings
+	}{
+		{"operator defaults", watches.Watch{}, Options{}, settings{period: DefaultReconcilePeriod, workers: DefaultMaxConcurrentReconciles}},
+		{"flag defaults", watches.Watch{}, defaults, settings{period: 7 * time.Minute, workers: 3}},
+		{"watchDependentResources unset means watch", watches.Watch{}, defaults, settings{period: 7 * time.Minute, workers: 3, skipDependentWatches: false}},
+		{"watchDependentResources true means watch", watches.Watch{WatchDependentResources: ptr.To(true)}, defaults, settings{period: 7 * time.Minute, workers: 3, skipDependentWatches: false}},
+		{"watchDependentResources false means skip", watches.Watch{WatchDependentResources: ptr.To(false)}, defaults, settings{period: 7 * time.Minute, workers: 3, skipDependentWatches: true}},
+		{"per-watch period and workers win", watches.Watch{ReconcilePeriod: &metav1.Duration{Duration: time.Hour}, MaxConcurrentReconciles: ptr.To(9)}, defaults, settings{period: time.Hour, workers: 9}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := settingsFor(c.w, c.o); got != c.want {
+				t.Fatalf("settingsFor = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestReleaseNamePrefixAndLimit(t *testing.T) {
+	k, _ := addon.KindFor(addon.Kinds[0].GVK)
+	if got := k.ReleaseName("db"); got != "postgresql-db" {
+		t.Fatalf("ReleaseName(db) = %q", got)
+	}
+	long := "a-very-long-resource-name-that-goes-on-and-on-and-on-x"
+	a, b := k.ReleaseName(long), k.ReleaseName(long+"y")
+	if len(a) > 53 || len(b) > 53 {
+		t.Fatalf("release names too long: %d, %d", len(a), len(b))
+	}
+	if a == b {
+		t.Fatalf("distinct long names collide: %q", a)
+	}
+}
+
+func TestMergeEngineStatusKeepsEngineFieldsAndDropsManifest(t *testing.T) {
+	helmWrite := &unstructured.Unstructured{Object: map[string]any{
+		"status": map[string]any{
+			"conditions":      []any{map[string]any{"type": "Deployed", "status": "True", "reason": "InstallSuccessful"}},
+			"deployedRelease": map[string]any{"name": "postgresql-db", "manifest": "kind: Secret\ndata:\n  PASSWORD: c2VjcmV0\n"},
+		},
+	}}
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"status": map[string]any{
+			"addon":              "addon_1",
+			"observedGeneration": int64(3),
+			"conditions":         []any{map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok"}},
+		},
+	}}
+	sc := NewStatusClient(getOnly{live: live}, nil)
+	sc.fix(context.Background(), helmWrite)
+	if v, _, _ := unstructured.NestedString(helmWrite.Object, "status", "addon"); v != "addon_1" {
+		t.Fatalf("status.addon = %q", v)
+	}
+	if v, _, _ := unstructured.NestedInt64(helmWrite.Object, "status", "observedGeneration"); v != 3 {
+		t.Fatalf("observedGeneration = %d", v)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(helmWrite.Object, "status", "deployedRelease", "manifest"); found {
+		t.Fatal("manifest kept")
+	}
+	ready, _ := status.Find(status.Conditions(helmWrite), status.TypeReady)
+	if ready.Status != "True" || ready.Reason != status.ReasonProvisioned {
+		t.Fatalf("Ready = %+v", ready)
+	}
+}
+
+// getOnly is a client whose Get returns a fixed live object (the cache, in production).
+type getOnly struct {
+	client.Client
+	live *unstructured.Unstructured
+}
+
+func (g getOnly) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	obj.(*unstructured.Unstructured).Object = g.live.DeepCopy().Object
+	return nil
+}

@@ -1,0 +1,165 @@
+package operator_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+)
+
+func kstatus(u *unstructured.Unstructured) status.Status {
+	cur := get(u)
+	if cur == nil {
+		return status.NotFoundStatus
+	}
+	res, err := status.Compute(cur)
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
+
+var _ = Describe("status for tools", func() {
+	ctx := context.Background()
+
+	It("reads InProgress while provisioning, Current when Ready, Failed on a terminal error (kstatus)", func() {
+		ns := newNamespace()
+		fake.SetFaults(fakeapi.Faults{Latency: 400 * time.Millisecond})
+		defer fake.SetFaults(fakeapi.Faults{})
+		cr := sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Expect(kstatus(cr)).To(Equal(status.InProgressStatus), "a brand-new resource is not Current")
+		Eventually(func() status.Status { return kstatus(cr) }).Should(Equal(status.CurrentStatus))
+		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
+
+		bad := sample("api_v1_redis.yaml", ns)
+		Expect(unstructured.SetNestedField(bad.Object, "nope", "spec", "instance", "plan")).To(Succeed())
+		Expect(k8s.Create(ctx, bad)).To(Succeed())
+		Eventually(func() status.Status { return kstatus(bad) }).Should(Equal(status.FailedStatus))
+	})
+
+	It("shows Ready and Reason printer columns on every CRD", func() {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "postgresqls.api.clever-cloud.com"}, crd)).To(Succeed())
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		cols, _, _ := unstructured.NestedSlice(versions[0].(map[string]any), "additionalPrinterColumns")
+		var names []string
+		for _, c := range cols {
+			names = append(names, c.(map[string]any)["name"].(string))
+		}
+		Expect(names).To(ContainElements("Ready", "Reason"))
+	})
+})
+
+var _ = Describe("economy", func() {
+	ctx := context.Background()
+
+	It("creates with one lookup, one create and the env reads, and deletes with one call", func() {
+		ns := newNamespace()
+		time.Sleep(500 * time.Millisecond)
+		fake.ResetCounts()
+		cr := sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		counts := fake.Counts()
+		Expect(counts["GET /v2/organisations/{ownerId}/addons"]).To(Equal(1), "one name lookup before create")
+		Expect(counts["POST /v2/organisations/{ownerId}/addons"]).To(Equal(1))
+		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"]).To(BeNumerically(">=", 1))
+		Expect(counts["GET /v2/products/addonproviders"]).To(BeNumerically("<=", 1), "catalogue cached")
+		fake.ResetCounts()
+		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
+		Expect(fake.Counts()["DELETE /v2/organisations/{ownerId}/addons/{addonId}"]).To(Equal(1), "exactly one DELETE")
+	})
+
+	It("emits one Warning per failure reason, not one per retry", func() {
+		ns := newNamespace()
+		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"POST /v2/organisations/{ownerId}/addons": 1}})
+		defer fake.SetFaults(fakeapi.Faults{})
+		cr := sample("api_v1_mysql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("False/ApiUnavailable"))
+		Eventually(func() int { return apiCalls("POST") }).Should(BeNumerically(">=", 3))
+		list := &corev1.EventList{}
+		Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		warnings := 0
+		for _, e := range list.Items {
+			if e.Reason == "ApiUnavailable" {
+				warnings += int(e.Count)
+			}
+		}
+		Expect(warnings).To(Equal(1))
+		fake.SetFaults(fakeapi.Faults{})
+		Eventually(readyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"))
+	})
+
+	It("caches only the operator's Secrets, not every Secret in the cluster", func() {
+		ns := newNamespace()
+		other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: ns}, StringData: map[string]string{"k": "v"}}
+		Expect(k8s.Create(ctx, other)).To(Succeed())
+		cr := sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		cached := &corev1.SecretList{}
+		Expect(mgr.GetCache().List(ctx, cached, client.InNamespace(ns))).To(Succeed())
+		var names []string
+		for _, s := range cached.Items {
+			names = append(names, s.Name)
+		}
+		Expect(names).To(ContainElement("redis-secrets"))
+		Expect(names).NotTo(ContainElement("unrelated"))
+		for _, s := range cached.Items {
+			Expect(s.Name).NotTo(HavePrefix("sh.helm.release"), "Helm release blobs are not cached")
+		}
+	})
+})
+
+var sensitiveKey = regexp.MustCompile(`PASSWORD|TOKEN|SECRET|AUTH|_URI$|_URL$`)
+
+// assertNoCredentialLeak checks that no credential value of any add-on the suite created
+// appears in the operator's logs (highest verbosity), in events, or in any resource status.
+func assertNoCredentialLeak() {
+	ctx := context.Background()
+	var values []string
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			for _, v := range fake.Env(a.ID) {
+				if sensitiveKey.MatchString(v.Name) && len(v.Value) >= 12 && !strings.HasPrefix(v.Value, "https://") {
+					values = append(values, v.Value)
+				}
+			}
+		}
+	}
+	Expect(len(values)).To(BeNumerically(">", 20), "the suite created add-ons with credentials")
+	logText := logs.String()
+	Expect(len(logText)).To(BeNumerically(">", 1000))
+	evs := &corev1.EventList{}
+	Expect(k8s.List(ctx, evs)).To(Succeed())
+	evText, _ := json.Marshal(evs)
+	var statusText strings.Builder
+	for _, k := range []string{"PostgreSql", "Redis", "MySql", "MongoDb", "ElasticSearch", "Metabase", "Keycloak", "Matomo", "Otoroshi", "Azimutt", "Cellar", "ConfigProvider"} {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(schema.GroupVersionKind{Group: "api.clever-cloud.com", Version: "v1", Kind: k + "List"})
+		Expect(k8s.List(ctx, l)).To(Succeed())
+		for _, it := range l.Items {
+			b, _ := json.Marshal(it.Object["status"])
+			statusText.Write(b)
+		}
+	}
+	for _, v := range values {
+		Expect(logText).NotTo(ContainSubstring(v), "credential value in operator logs")
+		Expect(string(evText)).NotTo(ContainSubstring(v), "credential value in events")
+		Expect(statusText.String()).NotTo(ContainSubstring(v), "credential value in status")
+	}
+}
