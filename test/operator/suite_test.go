@@ -7,10 +7,10 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"sync"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
