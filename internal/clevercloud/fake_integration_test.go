@@ -132,10 +132,14 @@ func asAPIError(t *testing.T, err error) *clevercloud.APIError {
 	return ae
 }
 
-// assertNoSecrets fails when the error text contains any of the values.
+// assertNoSecrets fails when the error text contains any of the values, or
+// shows that the client had to redact one (the fake must never echo them).
 func assertNoSecrets(t *testing.T, err error, values ...string) {
 	t.Helper()
 	msg := err.Error()
+	if strings.Contains(msg, "[REDACTED]") {
+		t.Errorf("error %q: the server echoed a credential", msg)
+	}
 	for _, v := range values {
 		if v != "" && strings.Contains(msg, v) {
 			t.Errorf("error %q contains secret value %q", msg, v)

@@ -134,10 +134,16 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	})); err != nil {
 		return err
 	}
-	return mgr.AddReadyzCheck("readyz", func(*http.Request) error {
+	return mgr.AddReadyzCheck("readyz", syncedCheck(&synced))
+}
+
+// syncedCheck fails until the manager's caches have synced, so a new replica is not Ready
+// before it can serve (controller-runtime's own checks only ping).
+func syncedCheck(synced *atomic.Bool) healthz.Checker {
+	return func(*http.Request) error {
 		if !synced.Load() {
 			return errors.New("caches not synced yet")
 		}
 		return nil
-	})
+	}
 }

@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -59,6 +60,22 @@ var _ = Describe("status for tools", func() {
 			names = append(names, c.(map[string]any)["name"].(string))
 		}
 		Expect(names).To(ContainElements("Ready", "Reason"))
+	})
+})
+
+var _ = Describe("process", func() {
+	It("serves /healthz, and /readyz once the caches are synced", func() {
+		probe := func(path string) int {
+			resp, err := http.Get("http://" + probeAddr + path)
+			if err != nil {
+				return 0
+			}
+			defer resp.Body.Close()
+			return resp.StatusCode
+		}
+		Eventually(func() int { return probe("/healthz") }).Should(Equal(http.StatusOK))
+		Eventually(func() int { return probe("/readyz") }).Should(Equal(http.StatusOK))
+		Expect(mgr.GetCache().WaitForCacheSync(context.Background())).To(BeTrue())
 	})
 })
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ var (
 	stopMgr context.CancelFunc
 	mgrDone chan struct{}
 	mgr     ctrl.Manager
+	// probeAddr serves /healthz and /readyz of the running manager.
+	probeAddr string
 	// logs receives everything the operator logs, at the highest verbosity, so the suite can
 	// prove no credential ever reaches a log line.
 	logs = &syncBuffer{}
@@ -103,7 +106,8 @@ func startManager() {
 	Expect(err).NotTo(HaveOccurred())
 	opts := operator.ManagerOptions(scheme, nil)
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
-	opts.HealthProbeBindAddress = "0"
+	probeAddr = freeAddr()
+	opts.HealthProbeBindAddress = probeAddr
 	// The suite restarts the manager in-process; controller names repeat across managers.
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
 	mgr, err = ctrl.NewManager(restCfg, opts)
@@ -128,6 +132,13 @@ func stopManager() {
 		Eventually(mgrDone).Should(BeClosed())
 		stopMgr = nil
 	}
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
 }
 
 type syncBuffer struct {

@@ -1,0 +1,47 @@
+package operator
+
+import (
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func TestSyncedCheck(t *testing.T) {
+	var synced atomic.Bool
+	check := syncedCheck(&synced)
+	if err := check(nil); err == nil {
+		t.Fatal("ready before the caches synced")
+	}
+	synced.Store(true)
+	if err := check(nil); err != nil {
+		t.Fatalf("not ready after sync: %v", err)
+	}
+}
+
+func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
+	s, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ManagerOptions(s, []string{" a ", "", "b"})
+	if got := len(o.Cache.DefaultNamespaces); got != 2 {
+		t.Fatalf("namespaces = %v", o.Cache.DefaultNamespaces)
+	}
+	var sel labels.Selector
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Secret); ok {
+			sel = by.Label
+		}
+	}
+	if sel == nil || !sel.Matches(labels.Set{"api.clever-cloud.com/managed-by": "clever-operator"}) || sel.Matches(labels.Set{"owner": "helm"}) {
+		t.Fatalf("secret selector = %v", sel)
+	}
+	if !o.Client.Cache.Unstructured {
+		t.Fatal("unstructured reads must be cached")
+	}
+	if all := ManagerOptions(s, nil); all.Cache.DefaultNamespaces != nil {
+		t.Fatal("no namespaces must mean all namespaces")
+	}
+}
