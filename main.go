@@ -31,6 +31,9 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
+// version is set at build time (-ldflags -X main.version=...).
+var version = "dev"
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "clever-operator: "+err.Error())
@@ -45,6 +48,7 @@ type flags struct {
 	watchesFile            string
 	configFile             string
 	check                  bool
+	version                bool
 	resyncPeriod           time.Duration
 	helmPeriod             time.Duration
 	workers                int
@@ -64,6 +68,7 @@ func parseFlags(args []string) (*flags, *zap.Options, error) {
 	fs.StringVar(&f.configFile, "c", "", "shorthand for --config")
 	fs.BoolVar(&f.check, "check", false, "validate the configuration and exit")
 	fs.BoolVar(&f.check, "t", false, "shorthand for --check")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", 10*time.Minute, "how often a Ready add-on is read again at Clever Cloud (one API call)")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
@@ -92,6 +97,10 @@ func run(args []string) error {
 			return nil
 		}
 		return err
+	}
+	if f.version {
+		fmt.Println("clever-operator " + version)
+		return nil
 	}
 	cfg, err := config.Load(config.LoadOptions{ConfigFile: f.configFile, Flags: f.api})
 	if err != nil {
@@ -130,7 +139,7 @@ func run(args []string) error {
 	}); err != nil {
 		return err
 	}
-	log.Info("starting manager", "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
+	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -1,0 +1,287 @@
+// Package install_test checks the `make deploy` path on a real kube-apiserver: the kustomize
+// output of config/default is accepted by the server (server-side dry-run), and the RBAC it
+// grants is enough for the operator, which runs impersonating the generated ServiceAccount
+// through a full create → Ready → delete cycle against the fake Clever Cloud API.
+package install_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/operator"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/envtestutil"
+)
+
+const (
+	systemNamespace = "clever-operator-system"
+	serviceAccount  = "clever-operator-controller-manager"
+)
+
+func TestInstall(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	RunSpecs(t, "Install path suite (kustomize config/default on envtest)")
+}
+
+var (
+	env     *envtest.Environment
+	restCfg *rest.Config
+	k8s     client.Client
+	objects []*unstructured.Unstructured
+)
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
+	kustomize := filepath.Join("bin", "kustomize")
+	_, err := os.Stat(kustomize)
+	Expect(err).NotTo(HaveOccurred(), "bin/kustomize missing: run `make kustomize`")
+	out, err := exec.Command(kustomize, "build", filepath.Join("config", "default")).Output()
+	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default: %s", stderrOf(err))
+	objects = decode(out)
+	Expect(objects).NotTo(BeEmpty())
+
+	env, err = envtestutil.New()
+	Expect(err).NotTo(HaveOccurred())
+	restCfg, err = env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(restCfg, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+var _ = Describe("make deploy (kustomize build config/default)", Ordered, func() {
+	ctx := context.Background()
+
+	It("creates every CustomResourceDefinition for real", func() {
+		n := 0
+		for _, o := range objects {
+			if o.GetKind() == "CustomResourceDefinition" {
+				Expect(k8s.Create(ctx, o.DeepCopy())).To(Succeed(), o.GetName())
+				n++
+			}
+		}
+		Expect(n).To(Equal(14))
+		// Wait until the new types are served.
+		Eventually(func() error {
+			l := &unstructured.UnstructuredList{}
+			l.SetAPIVersion("api.clever-cloud.com/v1")
+			l.SetKind("CellarList")
+			return k8s.List(ctx, l)
+		}).Should(Succeed())
+	})
+
+	It("is accepted by the API server with a server-side dry-run", func() {
+		ns := find("Namespace", systemNamespace)
+		Expect(ns).NotTo(BeNil(), "config/default creates the %s namespace", systemNamespace)
+		Expect(k8s.Create(ctx, ns.DeepCopy())).To(Succeed())
+		for _, o := range objects {
+			if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
+				continue
+			}
+			err := k8s.Patch(ctx, o.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("install-test"))
+			Expect(err).NotTo(HaveOccurred(), "%s %s", o.GetKind(), o.GetName())
+		}
+	})
+
+	It("runs restricted: non-root, read-only root filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp", func() {
+		dep := find("Deployment", "clever-operator-controller-manager")
+		Expect(dep).NotTo(BeNil())
+		Expect(find("Namespace", systemNamespace).GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		Expect(containers).NotTo(BeEmpty())
+		for _, c := range containers {
+			sc := c.(map[string]any)["securityContext"].(map[string]any)
+			Expect(sc["readOnlyRootFilesystem"]).To(Equal(true))
+			Expect(sc["allowPrivilegeEscalation"]).To(Equal(false))
+			Expect(sc["capabilities"]).To(HaveKeyWithValue("drop", ContainElement("ALL")))
+			envFrom, _ := c.(map[string]any)["envFrom"].([]any)
+			Expect(envFrom).NotTo(BeEmpty(), "credentials come from a Secret through env")
+			Expect(envFrom[0]).To(HaveKey("secretRef"))
+		}
+		podSC, _, _ := unstructured.NestedMap(dep.Object, "spec", "template", "spec", "securityContext")
+		Expect(podSC).To(HaveKeyWithValue("runAsNonRoot", true))
+		Expect(podSC).To(HaveKeyWithValue("seccompProfile", HaveKeyWithValue("type", "RuntimeDefault")))
+		for _, o := range objects {
+			Expect(o.GetKind()).NotTo(Equal("ConfigMap"), "credentials never live in a ConfigMap")
+		}
+	})
+
+	It("grants the operator's ServiceAccount enough to run a full create/delete cycle, and no wildcard", func() {
+		for _, o := range objects {
+			switch o.GetKind() {
+			case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+				Expect(k8s.Create(ctx, o.DeepCopy())).To(Succeed(), "%s %s", o.GetKind(), o.GetName())
+				rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+				for _, r := range rules {
+					for _, f := range []string{"verbs", "resources", "apiGroups"} {
+						vals, _, _ := unstructured.NestedStringSlice(r.(map[string]any), f)
+						Expect(vals).NotTo(ContainElement("*"), "%s %s: wildcard %s", o.GetKind(), o.GetName(), f)
+					}
+				}
+			}
+		}
+
+		creds := fakeapi.Credential{ConsumerKey: "ck-i", ConsumerSecret: "cs-i", Token: "tk-i", Secret: "ts-i"}
+		fake, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
+		defer srv.Close()
+
+		// The operator's identity: exactly the generated ServiceAccount.
+		saCfg := rest.CopyConfig(restCfg)
+		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
+		ws, err := watches.Load("watches.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		scheme, err := operator.NewScheme()
+		Expect(err).NotTo(HaveOccurred())
+		opts := operator.ManagerOptions(scheme, nil)
+		opts.Metrics = metricsserver.Options{BindAddress: "0"}
+		opts.HealthProbeBindAddress = "0"
+		opts.LeaderElection = true
+		opts.LeaderElectionNamespace = systemNamespace
+		opts.Controller.SkipNameValidation = ptr.To(true)
+		logs := &lockedBuffer{}
+		opts.Logger = zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
+		mgr, err := ctrl.NewManager(saCfg, opts)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(operator.Setup(mgr, operator.Options{
+			API: cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			Watches: ws, ResyncPeriod: time.Hour, Registerer: prometheus.NewRegistry(), Log: opts.Logger,
+		})).To(Succeed())
+		mctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- mgr.Start(mctx) }()
+		defer func() { cancel(); Eventually(done).Should(Receive(BeNil())) }()
+
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("apps")})).To(Succeed())
+		for _, file := range []string{"api_v1_postgresql.yaml", "api_v1_configprovider.yaml", "api_v1_keycloak.yaml"} {
+			cr := sample(file, "apps")
+			Expect(k8s.Create(ctx, cr)).To(Succeed())
+			Eventually(func() string { return ready(cr) }).Should(Equal("True"), file)
+			Eventually(func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: "apps", Name: cr.GetName() + "-secrets"}, &corev1.Secret{})
+			}).Should(Succeed())
+			Expect(k8s.Delete(ctx, cr)).To(Succeed())
+			Eventually(func() bool {
+				err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr.DeepCopy())
+				return apierrors.IsNotFound(err)
+			}).Should(BeTrue(), file)
+		}
+		total := 0
+		for _, l := range fake.AllAddons() {
+			total += len(l)
+		}
+		Expect(total).To(BeZero(), "every add-on deleted")
+		Expect(logs.String()).NotTo(ContainSubstring("is forbidden"), "no RBAC denial during the cycle")
+	})
+})
+
+func find(kind, name string) *unstructured.Unstructured {
+	for _, o := range objects {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func decode(b []byte) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			Fail(fmt.Sprintf("decoding kustomize output: %v", err))
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+func sample(file, ns string) *unstructured.Unstructured {
+	b, err := os.ReadFile(filepath.Join("config", "samples", file))
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed())
+	u.SetNamespace(ns)
+	return u
+}
+
+func ready(cr *unstructured.Unstructured) string {
+	cur := cr.DeepCopy()
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(cr), cur); err != nil {
+		return err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == "Ready" {
+			return fmt.Sprint(m["status"])
+		}
+	}
+	return ""
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
