@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -48,6 +50,8 @@ type flags struct {
 	watchesFile            string
 	configFile             string
 	check                  bool
+	leaderNS               string
+	kubeconfig             string
 	version                bool
 	resyncPeriod           time.Duration
 	helmPeriod             time.Duration
@@ -62,6 +66,8 @@ func parseFlags(args []string) (*flags, *zap.Options, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
+	fs.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's namespace; required outside a cluster)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, $KUBECONFIG, or ~/.kube/config)")
 	fs.StringVar(&f.watchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch (default: all; env WATCH_NAMESPACE)")
 	fs.StringVar(&f.watchesFile, "watches-file", "watches.yaml", "path of watches.yaml (charts are relative to the working directory)")
 	fs.StringVar(&f.configFile, "config", "", "configuration file (toml, yaml or json); default: search the standard paths")
@@ -129,7 +135,12 @@ func run(args []string) error {
 	mopts.Metrics = metricsserver.Options{BindAddress: f.metricsAddr}
 	mopts.HealthProbeBindAddress = f.probeAddr
 	mopts.LeaderElection = f.leaderElect
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mopts)
+	mopts.LeaderElectionNamespace = f.leaderNS
+	restCfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restCfg, mopts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
@@ -141,6 +152,21 @@ func run(args []string) error {
 	}
 	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
+	}
+	return cfg, nil
 }
 
 func endpointOf(c config.APIConfig) string {

@@ -20,7 +20,8 @@ func TestRunConfigErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"no credentials", nil, []string{"--check"}, "no usable Clever Cloud credentials"},
-		{"half oauth1", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "t"}, []string{"--check"}, "api.secret"},
+		{"half oauth1", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "t", "CLEVER_OPERATOR_API_CONSUMER_KEY": "ck"}, []string{"--check"}, "api.secret"},
+		{"lone token is a bearer token (Rust operator compatibility)", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "tok-only"}, []string{"--check"}, ""},
 		{"bad flag", nil, []string{"--no-such-flag"}, "flag provided but not defined"},
 		{"stray argument", nil, []string{"daemon"}, `unexpected argument "daemon"`},
 		{"missing config file", nil, []string{"--config", "/nonexistent/config.toml", "--check"}, "/nonexistent/config.toml"},

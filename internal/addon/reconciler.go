@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
@@ -53,6 +54,9 @@ type Reconciler struct {
 	Plans       *PlanCache
 	// ResyncPeriod is how often a Ready resource is read again at Clever Cloud (one call).
 	ResyncPeriod time.Duration
+	// Selector, when set, limits the engine to the resources it matches (the watches.yaml
+	// entry's selector, which the Helm side applies too).
+	Selector labels.Selector
 	// MaxConcurrentReconciles defaults to 4.
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
@@ -96,9 +100,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	}
+	forPreds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
+	if r.Selector != nil && !r.Selector.Empty() {
+		sel := r.Selector
+		forPreds = append(forPreds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Kind.Lower()+"-addon").
-		For(r.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		For(r.newObject(), builder.WithPredicates(forPreds...)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.newObject(), handler.OnlyControllerOwner()),
 			builder.WithPredicates(sourceSecrets, onlyDeletes)).
 		WithOptions(controller.Options{
@@ -127,36 +136,50 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	if wait, ok := r.upToDate(ctx, obj); ok {
+	switch mode, wait := r.plan(ctx, obj); mode {
+	case upToDate:
 		return ctrl.Result{RequeueAfter: wait}, nil
+	case refreshDue:
+		if res, done, err := r.refresh(ctx, obj); done {
+			return res, err
+		}
 	}
 	return r.provision(ctx, obj)
 }
 
-// upToDate is the no-call fast path: the spec generation was handled, the add-on is ready,
-// its credentials are published and no periodic refresh is due.
-func (r *Reconciler) upToDate(ctx context.Context, obj *unstructured.Unstructured) (time.Duration, bool) {
+type passMode int
+
+const (
+	upToDate   passMode = iota // nothing to do: no API call
+	refreshDue                 // periodic refresh: one API call
+	fullPass                   // find or create, then publish
+)
+
+// plan decides how much work a pass needs. upToDate when the spec generation was handled, the
+// add-on is ready, its credentials are published and no periodic refresh is due; refreshDue
+// when only the period elapsed.
+func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (passMode, time.Duration) {
 	addonID, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
 	og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
 	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) {
-		return 0, false
+		return fullPass, 0
 	}
 	src := &corev1.Secret{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
-		return 0, false
+		return fullPass, 0
 	}
 	last, seen := r.observed.Load(obj.GetUID())
 	if !seen {
 		// First sight after a (re)start: trust the published state, refresh one period later.
 		r.observed.Store(obj.GetUID(), r.now())
-		return r.jitter(r.ResyncPeriod), true
+		return upToDate, r.jitter(r.ResyncPeriod)
 	}
 	elapsed := r.now().Sub(last.(time.Time))
 	if elapsed >= r.ResyncPeriod*9/10 {
-		return 0, false
+		return refreshDue, 0
 	}
-	return r.jitter(r.ResyncPeriod - elapsed), true
+	return upToDate, r.jitter(r.ResyncPeriod - elapsed)
 }
 
 func (r *Reconciler) jitter(d time.Duration) time.Duration {
@@ -194,46 +217,17 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
 	api, key, err := r.Credentials.For(ctx, obj.GetNamespace())
 	if err != nil {
-		return r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), nil)
+		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
+		return r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
-	region, err := r.Kind.Region(obj)
-	if err != nil {
-		return r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil)
-	}
-	options, err := r.Kind.Options(obj)
-	if err != nil {
-		return r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil)
-	}
-	plan := r.Kind.FixedPlan
-	if r.Kind.PlanFromSpec() {
-		plan, err = r.Plans.Resolve(ctx, api, key, r.Kind.ProviderID, r.Kind.SpecPlan(obj))
-		if err != nil {
-			var se *SpecError
-			if errors.As(err, &se) {
-				return r.fail(ctx, obj, status.ReasonPlanNotFound, se.Msg, nil)
-			}
-			return r.failAPI(ctx, obj, "resolving the plan", err)
-		}
-	}
-
 	addon, err := r.findAddon(ctx, api, obj, org)
 	if err != nil {
 		return r.failAPI(ctx, obj, "looking up the add-on", err)
 	}
 	if addon == nil {
-		if prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon"); prev != "" {
-			r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventAddonMissing, "Add-on %s no longer exists at Clever Cloud; creating a new one", prev)
+		if addon, err = r.create(ctx, api, key, obj, org); addon == nil {
+			return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, err
 		}
-		addon, err = api.CreateAddon(ctx, org, clevercloud.CreateOpts{
-			Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: r.Kind.ProviderID, Plan: plan, Options: options,
-		})
-		if err != nil {
-			if clevercloud.IsBadRequest(err) {
-				return r.fail(ctx, obj, status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil)
-			}
-			return r.failAPI(ctx, obj, "creating the add-on", err)
-		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonCreated, "Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID)
 	}
 	// Persist the id at once: the name lookup would find it again, but this saves a list call.
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
@@ -244,7 +238,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		return ctrl.Result{}, err
 	}
 
-	data, pending, err := r.credentials(ctx, api, obj, org, addon)
+	data, pending, err := r.credentials(ctx, api, obj, org, addon.ID, addon.RealID, addon.ConfigKeys)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
 			// Deleted between the lookup and now: the next pass creates it again.
@@ -255,11 +249,90 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 	if pending != "" {
 		return r.pending(ctx, obj, addon, pending)
 	}
-	if err := r.writeSource(ctx, obj, addon, data); err != nil {
+	return r.publish(ctx, obj, addon.ID, addon.RealID, data)
+}
+
+// create resolves the plan (only needed here: an existing add-on is used as it is) and creates
+// the add-on. On failure it returns a nil add-on and the result of reporting the failure.
+func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstructured.Unstructured, org string) (*clevercloud.Addon, error) {
+	report := func(res ctrl.Result, err error) (*clevercloud.Addon, error) { return nil, err }
+	region, err := r.Kind.Region(obj)
+	if err != nil {
+		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
+	}
+	options, err := r.Kind.Options(obj)
+	if err != nil {
+		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
+	}
+	plan := r.Kind.FixedPlan
+	if r.Kind.PlanFromSpec() {
+		plan, err = r.Plans.Resolve(ctx, api, key, r.Kind.ProviderID, r.Kind.SpecPlan(obj))
+		if err != nil {
+			var se *SpecError
+			if errors.As(err, &se) {
+				return report(r.fail(ctx, obj, status.ReasonPlanNotFound, se.Msg, nil))
+			}
+			return report(r.failAPI(ctx, obj, "resolving the plan", err))
+		}
+	}
+	if prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon"); prev != "" {
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventAddonMissing, "Add-on %s no longer exists at Clever Cloud; creating a new one", prev)
+	}
+	addon, err := api.CreateAddon(ctx, org, clevercloud.CreateOpts{
+		Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: r.Kind.ProviderID, Plan: plan, Options: options,
+	})
+	if err != nil {
+		if clevercloud.IsBadRequest(err) {
+			return report(r.fail(ctx, obj, status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil))
+		}
+		return report(r.failAPI(ctx, obj, "creating the add-on", err))
+	}
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonCreated, "Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID)
+	return addon, nil
+}
+
+// refresh is the periodic check of a Ready resource: one API call (the add-on's env) detects
+// changed credentials and an add-on deleted out of band. done is false when a full pass is
+// needed (the add-on is gone, or the published state is incomplete).
+func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, bool, error) {
+	src := &corev1.Secret{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
+		return ctrl.Result{}, false, nil
+	}
+	addonID, realID := src.Annotations[AnnotationAddonID], src.Annotations[AnnotationRealID]
+	if addonID == "" || (r.Kind.ConfigProvider && realID == "") {
+		return ctrl.Result{}, false, nil
+	}
+	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
+	api, _, err := r.Credentials.For(ctx, obj.GetNamespace())
+	if err != nil {
+		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
+		return res, true, err
+	}
+	data, pending, err := r.credentials(ctx, api, obj, org, addonID, realID, nil)
+	switch {
+	case clevercloud.IsNotFound(err):
+		return ctrl.Result{}, false, nil
+	case err != nil:
+		res, err := r.failAPI(ctx, obj, "refreshing the add-on's credentials", err)
+		return res, true, err
+	case pending != "":
+		return ctrl.Result{}, false, nil
+	}
+	res, err := r.publish(ctx, obj, addonID, realID, data)
+	return res, true, err
+}
+
+// publish writes the source Secret and reports the add-on ready.
+func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured, addonID, realID string, data map[string]string) (ctrl.Result, error) {
+	if err := r.adoptLegacySecret(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeSource(ctx, obj, addonID, realID, data); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.observed.Store(obj.GetUID(), r.now())
-	msg := fmt.Sprintf("add-on %s is provisioned; credentials are in Secret %s", addon.ID, SecretName(obj))
+	msg := fmt.Sprintf("add-on %s is provisioned; credentials are in Secret %s", addonID, SecretName(obj))
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
 		for field, env := range r.Kind.URLStatus {
 			if v := data[env]; v != "" {
@@ -303,22 +376,23 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 
 // credentials returns the Secret data for the add-on. pending is non-empty while Clever Cloud
 // has not published every variable yet.
-func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured.Unstructured, org string, addon *clevercloud.Addon) (map[string]string, string, error) {
+// configKeys, when known, are the variables Clever Cloud will publish (nil: take the env as is).
+func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string, configKeys []string) (map[string]string, string, error) {
 	if r.Kind.ConfigProvider {
 		want := r.Kind.Variables(obj)
-		have, err := api.GetConfigProviderEnv(ctx, addon.RealID)
+		have, err := api.GetConfigProviderEnv(ctx, realID)
 		if err != nil {
 			return nil, "", err
 		}
 		if !sameVariables(have, want) {
-			if _, err := api.PutConfigProviderEnv(ctx, addon.RealID, toVariables(want)); err != nil {
+			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
 				return nil, "", err
 			}
-			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventVariablesPushed, "Pushed %d variables to configuration provider %s", len(want), addon.ID)
+			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventVariablesPushed, "Pushed %d variables to configuration provider %s", len(want), addonID)
 		}
 		return want, "", nil
 	}
-	env, err := api.GetAddonEnv(ctx, org, addon.ID)
+	env, err := api.GetAddonEnv(ctx, org, addonID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -327,13 +401,13 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 		data[e.Name] = e.Value
 	}
 	missing := 0
-	for _, k := range addon.ConfigKeys {
+	for _, k := range configKeys {
 		if _, ok := data[k]; !ok {
 			missing++
 		}
 	}
 	if missing > 0 {
-		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addon.ID, len(addon.ConfigKeys)-missing, len(addon.ConfigKeys)), nil
+		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addonID, len(configKeys)-missing, len(configKeys)), nil
 	}
 	return data, "", nil
 }

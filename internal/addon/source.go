@@ -22,6 +22,10 @@ import (
 // AnnotationCredentialsHash is a content hash of the published credentials (no values).
 const AnnotationCredentialsHash = Group + "/credentials-hash"
 
+// AnnotationRealID records the add-on's provider-side id (the config-provider endpoints and
+// the periodic refresh need it without another lookup).
+const AnnotationRealID = Group + "/real-id"
+
 // CredentialsHash is a stable hash of the credentials, safe to show.
 func CredentialsHash(data map[string]string) string {
 	keys := make([]string, 0, len(data))
@@ -38,7 +42,7 @@ func CredentialsHash(data map[string]string) string {
 
 // writeSource creates or updates the source Secret the Helm side renders from. It writes only
 // when the content changed; its owner reference makes the Helm controller re-render.
-func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstructured, addon *clevercloud.Addon, data map[string]string) error {
+func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstructured, addonID, realID string, data map[string]string) error {
 	hash := CredentialsHash(data)
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
 	cur := &corev1.Secret{}
@@ -50,7 +54,8 @@ func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstruct
 	if exists && !metav1.IsControlledBy(cur, obj) {
 		return fmt.Errorf("secret %s exists and is not controlled by %s %s; refusing to overwrite it", key.Name, r.Kind.GVK.Kind, obj.GetName())
 	}
-	if exists && cur.Annotations[AnnotationCredentialsHash] == hash && cur.Annotations[AnnotationAddonID] == addon.ID {
+	if exists && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
+		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID {
 		return nil
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
@@ -58,7 +63,7 @@ func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstruct
 		sec = cur.DeepCopy()
 	}
 	sec.Labels = mergeMaps(sec.Labels, map[string]string{LabelManagedBy: ManagedByValue, LabelRole: RoleSource, LabelKind: r.Kind.Lower()})
-	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addon.ID, AnnotationCredentialsHash: hash})
+	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash})
 	sec.Type = corev1.SecretTypeOpaque
 	sec.Data = make(map[string][]byte, len(data))
 	for k, v := range data {
@@ -72,14 +77,23 @@ func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstruct
 		if err := r.Client.Update(ctx, sec); err != nil {
 			return err
 		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsUpdated, "Credentials of add-on %s changed; updating Secret %s", addon.ID, SecretName(obj))
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsUpdated, "Credentials of add-on %s changed; updating Secret %s", addonID, SecretName(obj))
 		return nil
 	}
 	if err := r.Client.Create(ctx, sec); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsWritten, "Publishing %d credential keys of add-on %s in Secret %s", len(data), addon.ID, SecretName(obj))
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsWritten, "Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj))
 	return nil
+}
+
+// secretHash hashes a Secret's actual data, so a hand-edited source Secret is corrected.
+func secretHash(s *corev1.Secret) string {
+	m := make(map[string]string, len(s.Data))
+	for k, v := range s.Data {
+		m[k] = string(v)
+	}
+	return CredentialsHash(m)
 }
 
 func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstructured) error {

@@ -112,14 +112,32 @@ func (c APIConfig) isZero() bool {
 	return true
 }
 
+// tokenAlone: Token is set and none of the other OAuth1 values is.
+func (c APIConfig) tokenAlone() bool {
+	return isSet(c.Token) && !isSet(c.Secret) && !isSet(c.ConsumerKey) && !isSet(c.ConsumerSecret)
+}
+
+// Bearer returns the bearer token in bearer mode (BearerToken, or a lone Token).
+func (c APIConfig) Bearer() string {
+	if isSet(c.BearerToken) {
+		return strings.TrimSpace(c.BearerToken)
+	}
+	if c.tokenAlone() {
+		return strings.TrimSpace(c.Token)
+	}
+	return ""
+}
+
 // oauth1Fields are the four values needed for OAuth1, in message order.
 var oauth1Fields = []string{"Token", "Secret", "ConsumerKey", "ConsumerSecret"}
 
 // Mode returns "bearer" when BearerToken is set, "oauth1" when Token, Secret,
 // ConsumerKey and ConsumerSecret are all set, and "" otherwise. Whitespace-only
-// values count as unset.
+// values count as unset. For compatibility with the Rust operator, whose
+// configuration treated a lone `token` as an API (bearer) token, Token set alone
+// is bearer mode too.
 func (c APIConfig) Mode() string {
-	if isSet(c.BearerToken) {
+	if isSet(c.BearerToken) || c.tokenAlone() {
 		return ModeBearer
 	}
 	for _, name := range oauth1Fields {

@@ -62,6 +62,7 @@ func TestMode(t *testing.T) {
 		{"oauth1 missing token", APIConfig{Secret: "s", ConsumerKey: "k", ConsumerSecret: "c"}, ""},
 		{"oauth1 missing consumer secret", APIConfig{Token: "t", Secret: "s", ConsumerKey: "k"}, ""},
 		{"token and secret only", APIConfig{Token: "t", Secret: "s"}, ""},
+		{"lone token is bearer (Rust operator compatibility)", APIConfig{Token: "t"}, ModeBearer},
 		{"whitespace bearer is unset", APIConfig{BearerToken: " \n"}, ""},
 		{"whitespace oauth field is unset", APIConfig{Token: "t", Secret: "s", ConsumerKey: "k", ConsumerSecret: "\t"}, ""},
 	}
@@ -129,8 +130,8 @@ func TestValidate(t *testing.T) {
 		{name: "user info hidden", cfg: APIConfig{BearerToken: "b", Endpoint: "https://" + secToken + ":" + secSecret + "@x.test"}, contains: []string{"must not contain user information"}},
 		{
 			name:        "missing credentials and bad endpoint in one line",
-			cfg:         APIConfig{Token: secToken, Endpoint: "x.test"},
-			wantMissing: []string{"api.secret", "api.consumer-key", "api.consumer-secret"},
+			cfg:         APIConfig{Token: secToken, ConsumerKey: "k", Endpoint: "x.test"},
+			wantMissing: []string{"api.secret", "api.consumer-secret"},
 			contains:    []string{"no usable Clever Cloud credentials", "; invalid api.endpoint"},
 		},
 	}

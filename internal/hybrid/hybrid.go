@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/strvals"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +68,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
 		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind)),
-		reconciler.WithValueTranslator(Translator(mgr.GetClient(), kind)),
+		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),
 		reconciler.WithMaxConcurrentReconciles(st.workers),
@@ -75,10 +77,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithInstallAnnotations(annotation.DefaultInstallAnnotations...),
 		reconciler.WithUpgradeAnnotations(annotation.DefaultUpgradeAnnotations...),
 		reconciler.WithUninstallAnnotations(annotation.DefaultUninstallAnnotations...),
-		reconciler.WithLog(o.Log.WithName(kind.Lower())),
-	}
-	if len(w.OverrideValues) > 0 {
-		opts = append(opts, reconciler.WithOverrideValues(w.OverrideValues))
+		reconciler.WithLog(cappedLogger(o.Log.WithName(kind.Lower()), maxHelmVerbosity)),
 	}
 	if w.Selector != nil {
 		opts = append(opts, reconciler.WithSelector(*w.Selector))
@@ -146,6 +145,33 @@ func Translator(c client.Client, kind *addon.Kind) values.Translator {
 			"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
 			"credentials":     creds,
 		}, nil
+	})
+}
+
+// withOverrides applies a watch's overrideValues (strvals syntax; watches.Load already expanded
+// $ENV and templates) onto the
+// translated values. helm-operator-plugins would apply them to the resource's spec, which
+// this operator's translator does not pass to the chart, so they are applied here instead.
+func withOverrides(t values.Translator, overrides map[string]string) values.Translator {
+	if len(overrides) == 0 {
+		return t
+	}
+	return values.TranslatorFunc(func(ctx context.Context, obj *unstructured.Unstructured) (chartutil.Values, error) {
+		vals, err := t.Translate(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(overrides))
+		for k := range overrides {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := strvals.ParseInto(k+"="+overrides[k], vals); err != nil {
+				return nil, fmt.Errorf("watches.yaml overrideValues %q: %w", k, err)
+			}
+		}
+		return vals, nil
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -90,13 +91,15 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		Reader: mgr.GetAPIReader(),
 		Global: o.API,
 		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
+			creds := clevercloud.Credentials{ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret}
+			if c.Mode() == config.ModeBearer {
+				creds = clevercloud.Credentials{BearerToken: c.Bearer()}
+			}
 			return clevercloud.New(clevercloud.Config{
-				Endpoint: c.Endpoint,
-				Credentials: clevercloud.Credentials{
-					ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret, BearerToken: c.BearerToken,
-				},
-				RateLimit: o.APIRateLimit,
-				Metrics:   apiMetrics,
+				Endpoint:    c.Endpoint,
+				Credentials: creds,
+				RateLimit:   o.APIRateLimit,
+				Metrics:     apiMetrics,
 			})
 		},
 	}
@@ -112,8 +115,16 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}); err != nil {
 			return err
 		}
+		var sel labels.Selector
+		if w.Selector != nil {
+			var err error
+			if sel, err = metav1.LabelSelectorAsSelector(w.Selector); err != nil {
+				return fmt.Errorf("watches.yaml %s: selector: %w", w.GroupVersionKind, err)
+			}
+		}
 		eng := &addon.Reconciler{
-			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+			Selector: sel,
+			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			Log: o.Log.WithName("addon"),
 		}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates the parts of the operator's Helm chart (dist/chart) derived from config/:
+# the 14 CRD templates (templates/crds/), the manager ClusterRole's rules
+# (templates/rbac/manager-clusterrole.yaml) and the per-kind editor/viewer ClusterRoles
+# (templates/rbac/kind-clusterroles.yaml). Run `make manifests` first when the API types or
+# RBAC markers changed. Idempotent: a second run changes nothing.
+#
+# Usage: hack/gen-chart.sh           regenerate
+#        hack/gen-chart.sh --check   write nothing; exit 1 if the chart is out of date
+set -euo pipefail
+cd "$(dirname "$0")/.."
+args=()
+case "${1:-}" in
+  --check) args+=(-check) ;;
+  "") ;;
+  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+exec go run ./hack/genchart -root . "${args[@]}"
