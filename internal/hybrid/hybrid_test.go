@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	"github.com/operator-framework/helm-operator-plugins/pkg/values"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"helm.sh/helm/v3/pkg/chartutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -94,4 +97,38 @@ type getOnly struct {
 func (g getOnly) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	obj.(*unstructured.Unstructured).Object = g.live.DeepCopy().Object
 	return nil
+}
+
+func TestCappedLoggerHidesReleaseDiffs(t *testing.T) {
+	var lines []string
+	base := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 10})
+	l := cappedLogger(base, maxHelmVerbosity)
+	if l.V(4).Enabled() {
+		t.Fatal("V(4) enabled: helm-operator-plugins would print release diffs with credentials")
+	}
+	if !l.V(3).Enabled() || !l.WithName("x").WithValues("k", "v").V(3).Enabled() {
+		t.Fatal("V(3) must stay enabled")
+	}
+	l.WithValues("a", 1).V(5).Info("hidden")
+	l.V(1).Info("shown")
+	if len(lines) != 1 {
+		t.Fatalf("logged %v", lines)
+	}
+}
+
+func TestWithOverrides(t *testing.T) {
+	base := values.TranslatorFunc(func(context.Context, *unstructured.Unstructured) (chartutil.Values, error) {
+		return chartutil.Values{"secretName": "db-secrets", "credentials": map[string]any{"A": "1"}}, nil
+	})
+	tr := withOverrides(base, map[string]string{"credentials.EXTRA": "x", "secretName": "other"})
+	vals, err := tr.Translate(context.Background(), &unstructured.Unstructured{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals["secretName"] != "other" || vals["credentials"].(map[string]any)["EXTRA"] != "x" || vals["credentials"].(map[string]any)["A"] != "1" {
+		t.Fatalf("values = %v", vals)
+	}
+	if withOverrides(base, nil) == nil {
+		t.Fatal("nil overrides must keep the translator")
+	}
 }

@@ -99,7 +99,10 @@ func apiConfig() cfgpkg.APIConfig {
 }
 
 // startManager runs the operator in-process exactly as main does (same wiring package).
-func startManager() {
+func startManager() { startManagerWith(time.Hour) }
+
+// startManagerWith runs it with the given engine resync period.
+func startManagerWith(resync time.Duration) {
 	ws, err := watches.Load("watches.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	scheme, err := operator.NewScheme()
@@ -113,7 +116,7 @@ func startManager() {
 	mgr, err = ctrl.NewManager(restCfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(mgr, operator.Options{
-		API: apiConfig(), Watches: ws, ResyncPeriod: time.Hour, Workers: 4,
+		API: apiConfig(), Watches: ws, ResyncPeriod: resync, Workers: 4,
 		Registerer: prometheus.NewRegistry(), Log: ctrl.Log,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())

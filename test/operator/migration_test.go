@@ -1,0 +1,86 @@
+package operator_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+)
+
+var _ = Describe("switching from the Rust operator", func() {
+	ctx := context.Background()
+
+	It("adopts its add-on and its <name>-secrets Secret for the same resource, with no new add-on", func() {
+		stopManager()
+		ns := newNamespace()
+		cr := sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		cur := get(cr)
+		// What the Rust operator left: the add-on named after the resource's uid, and the
+		// Secret owned (non-controller) by the resource, without Helm metadata.
+		pre, err := newClient().CreateAddon(ctx, "orga_00000000-0000-0000-0000-000000000001", clevercloud.CreateOpts{
+			Name: addonName(cur), Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono"),
+			Options: clevercloud.Options{Version: "7.2.4", Encryption: "false"},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		old := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "redis-secrets", Namespace: ns, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "api.clever-cloud.com/v1", Kind: "Redis", Name: cur.GetName(), UID: cur.GetUID(), BlockOwnerDeletion: ptr.To(true),
+		}}}, StringData: map[string]string{"REDIS_HOST": "stale"}}
+		Expect(k8s.Create(ctx, old)).To(Succeed())
+
+		startManager()
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(statusString(get(cr), "addon")).To(Equal(pre.ID))
+		Expect(addonsNamed(addonName(cur))).To(HaveLen(1))
+		Eventually(func() map[string]string { return secretData(secret(ns, "redis-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
+		Expect(events(get(cr))).To(ContainElements("Normal AddonAdopted", "Normal SecretAdopted"))
+	})
+})
+
+var _ = Describe("periodic refresh", func() {
+	ctx := context.Background()
+
+	It("publishes rotated credentials and recreates an add-on deleted out of band, at one call per period", func() {
+		stopManager()
+		startManagerWith(3 * time.Second)
+		defer func() { stopManager(); startManager() }()
+		ns := newNamespace()
+		cr := sample("api_v1_mysql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		id := statusString(get(cr), "addon")
+
+		// Rotation at Clever Cloud.
+		env := fake.Env(id)
+		for i := range env {
+			if env[i].Name == "MYSQL_ADDON_PASSWORD" {
+				env[i].Value = "rotated-password-0123456789"
+			}
+		}
+		Expect(fake.SetEnv(id, env)).To(Succeed())
+		Eventually(func() string { return secretData(secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 20*time.Second).
+			Should(Equal("rotated-password-0123456789"))
+		Eventually(func() []string { return events(get(cr)) }).Should(ContainElement("Normal CredentialsUpdated"))
+
+		// Refreshing a Ready resource reads its env only: no add-on read, no create.
+		fake.ResetCounts()
+		time.Sleep(7 * time.Second)
+		counts := fake.Counts()
+		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"]).To(BeNumerically(">=", 2))
+		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}"]).To(BeZero())
+		Expect(counts["POST /v2/organisations/{ownerId}/addons"]).To(BeZero())
+
+		// Deleted out of band: recreated (the Rust operator's behaviour), with a Warning.
+		Expect(fake.DeleteAddonOutOfBand("orga_00000000-0000-0000-0000-000000000001", id)).To(Succeed())
+		Eventually(func() string { return statusString(get(cr), "addon") }, 30*time.Second).ShouldNot(Equal(id))
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(events(get(cr))).To(ContainElement("Warning AddonMissing"))
+		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
+	})
+})
