@@ -152,6 +152,8 @@ CSV_APIS_DIR ?= config/manifests/no-csv-markers
 CSV_BASE ?= config/manifests/bases/$(PACKAGE).clusterserviceversion.yaml
 BUNDLE_CSV ?= bundle/manifests/$(PACKAGE).clusterserviceversion.yaml
 CATALOG_DIR ?= catalog
+# Base and builder image of the catalog image: opm at the version of bin/opm (not :latest).
+OPM_IMAGE ?= quay.io/operator-framework/opm:$(OPM_VERSION)
 
 .PHONY: bundle
 bundle: manifests kustomize operator-sdk ## Generate bundle/ and bundle.Dockerfile (operator-sdk), deterministic, then validate them.
@@ -159,7 +161,7 @@ bundle: manifests kustomize operator-sdk ## Generate bundle/ and bundle.Dockerfi
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	rm -rf bundle/manifests
 	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle $(BUNDLE_GEN_FLAGS)
-	hack/pin-bundle-metadata.sh $(BUNDLE_CSV) $(CSV_BASE) $(IMG)
+	hack/pin-bundle-metadata.sh $(BUNDLE_CSV) $(CSV_BASE) $(IMG) config/manifests/icon.svg
 	$(OPERATOR_SDK) bundle validate ./bundle
 
 .PHONY: bundle-validate
@@ -187,7 +189,7 @@ catalog-validate: opm ## Validate the file-based catalog with opm.
 .PHONY: catalog-build
 catalog-build: opm ## Build the catalog image CATALOG_IMG from catalog/ (serves BUNDLE_IMG, which must be pushed).
 	rm -f catalog.Dockerfile
-	$(OPM) generate dockerfile $(CATALOG_DIR)
+	$(OPM) generate dockerfile $(CATALOG_DIR) --base-image=$(OPM_IMAGE) --builder-image=$(OPM_IMAGE)
 	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push

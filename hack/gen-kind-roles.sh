@@ -88,7 +88,9 @@ for f in "${crds[@]}"; do
   entries+=("$(printf '%s' "$kind" | tr '[:upper:]' '[:lower:]') $plural $group")
 done
 
-mapfile -t entries < <(printf '%s\n' "${entries[@]}" | LC_ALL=C sort)
+sorted=()
+while IFS= read -r e; do sorted+=("$e"); done < <(printf '%s\n' "${entries[@]}" | LC_ALL=C sort)
+entries=("${sorted[@]}")
 
 wanted=()
 for e in "${entries[@]}"; do
