@@ -67,16 +67,28 @@ vet: ## Run go vet.
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- config/crd config/rbac api)" ]; then \
+	@if [ -n "$$(git status --porcelain -- config/crd config/rbac api dist/chart)" ]; then \
 		echo "generated files are stale; run 'make manifests generate' and commit:"; \
-		git status --porcelain -- config/crd config/rbac api; git --no-pager diff --stat -- config/crd config/rbac api; exit 1; fi
+		git status --porcelain -- config/crd config/rbac api dist/chart; git --no-pager diff --stat -- config/crd config/rbac api dist/chart; exit 1; fi
+
+.PHONY: chart
+chart: manifests ## Regenerate dist/chart's CRDs and RBAC from config/.
+	hack/gen-chart.sh
+
+.PHONY: chart-lint
+chart-lint: helm ## Lint the operator's Helm chart.
+	$(HELM) lint dist/chart --strict --kube-version $(ENVTEST_K8S_VERSION) --set credentials.existingSecret=lint
+
+.PHONY: verify-chart
+verify-chart: manifests ## Fail when dist/chart is stale relative to config/.
+	hack/gen-chart.sh --check
 
 .PHONY: test
 test: envtest-bins kustomize helm vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -timeout 30m $(GINKGO_FLAGS)
 
 .PHONY: ci
-ci: verify-generated test ## What .ci/run runs.
+ci: verify-generated verify-chart verify-bundle bundle-validate test ## Everything .ci/run checks.
 
 ##@ Build
 

@@ -97,6 +97,14 @@ func configKinds() []kind {
 	return kinds
 }
 
+// readYAML decodes a file of the repository (path relative to its root) into v.
+func readYAML(path string, v any) {
+	GinkgoHelper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, path))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.Unmarshal(raw, v)).To(Succeed(), path)
+}
+
 func toTyped(u *unstructured.Unstructured, into any) {
 	GinkgoHelper()
 	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)).To(Succeed())
@@ -185,7 +193,15 @@ var _ = Describe("helm template", func() {
 		Expect(out).To(ContainSubstring("/credentials/bearerToken"))
 		out, err = helmTemplate(append(args, "--skip-schema-validation")...)
 		Expect(err).To(HaveOccurred())
-		Expect(out).To(ContainSubstring("credentials.create=true needs credentials.bearerToken, or all four of"))
+		Expect(out).To(ContainSubstring("credentials.create=true needs credentials.bearerToken"))
+		Expect(out).To(ContainSubstring("or all four of credentials.token, credentials.secret, credentials.consumerKey and credentials.consumerSecret"))
+	})
+
+	It("accepts a lone token, which the operator reads as a bearer token", func() {
+		objs := decode(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=lone"))
+		secret := &corev1.Secret{}
+		toTyped(findOne(objs, "Secret", credentialsSecret), secret)
+		Expect(secret.Data).To(Equal(map[string][]byte{"CLEVER_OPERATOR_API_TOKEN": []byte("lone")}))
 	})
 
 	It("rejects a credential that --set turned into a number", func() {
@@ -229,10 +245,8 @@ var _ = Describe("helm template", func() {
 		})
 
 		It("gives the operator exactly the ClusterRole rules of config/rbac/role.yaml", func() {
-			raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
-			Expect(err).NotTo(HaveOccurred())
 			want := &rbacv1.ClusterRole{}
-			Expect(yaml.Unmarshal(raw, want)).To(Succeed())
+			readYAML(filepath.Join("config", "rbac", "role.yaml"), want)
 			Expect(want.Rules).NotTo(BeEmpty())
 
 			got := &rbacv1.ClusterRole{}
@@ -246,10 +260,13 @@ var _ = Describe("helm template", func() {
 			findOne(objs, "ServiceAccount", fullname)
 		})
 
-		It("grants leader election in the release namespace only", func() {
+		It("grants leader election in the release namespace only, as config/rbac/leader_election_role.yaml", func() {
+			want := &rbacv1.Role{}
+			readYAML(filepath.Join("config", "rbac", "leader_election_role.yaml"), want)
 			role := &rbacv1.Role{}
 			toTyped(findOne(objs, "Role", fullname+"-leader-election"), role)
 			Expect(role.Namespace).To(Equal(namespace))
+			Expect(role.Rules).To(Equal(want.Rules), "chart leader-election Role differs from config/: run hack/gen-chart.sh")
 			Expect(role.Rules).To(ConsistOf(
 				rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 					Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
@@ -257,16 +274,35 @@ var _ = Describe("helm template", func() {
 			))
 			rb := &rbacv1.RoleBinding{}
 			toTyped(findOne(objs, "RoleBinding", fullname+"-leader-election"), rb)
-			Expect(rb.RoleRef.Name).To(Equal(role.Name))
+			Expect(rb.Namespace).To(Equal(namespace))
+			Expect(rb.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}))
 			Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
 		})
 
-		It("renders an aggregated editor and viewer ClusterRole for each of the 14 kinds", func() {
+		It("renders the aggregated editor and viewer ClusterRoles of config/rbac for each of the 14 kinds", func() {
+			aggregateLabels := func(l map[string]string) map[string]string {
+				out := map[string]string{}
+				for k, v := range l {
+					if strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-") {
+						out[k] = v
+					}
+				}
+				return out
+			}
 			for _, k := range configKinds() {
+				for _, role := range []string{"editor", "viewer"} {
+					want := &rbacv1.ClusterRole{}
+					readYAML(filepath.Join("config", "rbac", k.singular+"_"+role+"_role.yaml"), want)
+					got := &rbacv1.ClusterRole{}
+					toTyped(findOne(objs, "ClusterRole", fullname+"-"+want.Name), got)
+					Expect(got.Rules).To(Equal(want.Rules), "%s differs from config/rbac: run hack/gen-chart.sh", got.Name)
+					Expect(aggregateLabels(got.Labels)).To(Equal(aggregateLabels(want.Labels)), got.Name)
+				}
+
+				// And what they grant, whatever config/ says.
 				editor := &rbacv1.ClusterRole{}
-				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-editor"), editor)
+				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-editor-role"), editor)
 				Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
-				Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-admin", "true"))
 				Expect(editor.Rules).To(ConsistOf(
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural},
 						Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
@@ -274,7 +310,7 @@ var _ = Describe("helm template", func() {
 				), k.plural)
 
 				viewer := &rbacv1.ClusterRole{}
-				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-viewer"), viewer)
+				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-viewer-role"), viewer)
 				Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
 				Expect(viewer.Labels).NotTo(HaveKey("rbac.authorization.k8s.io/aggregate-to-edit"))
 				Expect(viewer.Rules).To(ConsistOf(
