@@ -61,6 +61,18 @@ type flags struct {
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
+	f, zopts, fs := newFlagSet()
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return f, zopts, nil
+}
+
+// newFlagSet defines every command-line flag (docs/operator.md lists them; a test checks).
+func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	f := &flags{}
 	fs := flag.NewFlagSet("clever-operator", flag.ContinueOnError)
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
@@ -87,13 +99,7 @@ func parseFlags(args []string) (*flags, *zap.Options, error) {
 	fs.StringVar(&f.api.BearerToken, config.FlagBearerToken, "", "API token for bearer authentication (prefer env CLEVER_OPERATOR_API_BEARER_TOKEN)")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return f, zopts, nil
+	return f, zopts, fs
 }
 
 func run(args []string) error {
