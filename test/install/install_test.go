@@ -179,7 +179,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		mgr, err := ctrl.NewManager(saCfg, opts)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(operator.Setup(mgr, operator.Options{
-			API: cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			API:     cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
 			Watches: ws, ResyncPeriod: time.Hour, Registerer: prometheus.NewRegistry(), Log: opts.Logger,
 		})).To(Succeed())
 		mctx, cancel := context.WithCancel(ctx)
