@@ -32,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 // version is set at build time (-ldflags -X main.version=...).
 var version = "dev"
@@ -51,6 +52,8 @@ type flags struct {
 	configFile             string
 	check                  bool
 	leaderNS               string
+	deletionPolicy         string
+	onMissing              string
 	kubeconfig             string
 	version                bool
 	resyncPeriod           time.Duration
@@ -90,6 +93,8 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.DurationVar(&f.resyncPeriod, "resync-period", 10*time.Minute, "how often a Ready add-on is read again at Clever Cloud (one API call)")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
+	fs.StringVar(&f.deletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")
+	fs.StringVar(&f.onMissing, "on-addon-missing", "recreate", "when an add-on was deleted outside the operator: recreate it, or report it (condition AddonMissing)")
 	fs.Float64Var(&f.apiRate, "api-rate-limit", 10, "Clever Cloud API requests per second per credential set")
 	fs.StringVar(&f.api.Endpoint, config.FlagEndpoint, "", "Clever Cloud API base URL (env CLEVER_OPERATOR_API_ENDPOINT)")
 	fs.StringVar(&f.api.Token, config.FlagToken, "", "OAuth1 token (prefer env CLEVER_OPERATOR_API_TOKEN: flags show in ps)")
@@ -109,6 +114,12 @@ func run(args []string) error {
 			return nil
 		}
 		return err
+	}
+	if f.deletionPolicy != "Delete" && f.deletionPolicy != "Orphan" {
+		return fmt.Errorf("--default-deletion-policy must be Delete or Orphan, not %q", f.deletionPolicy)
+	}
+	if f.onMissing != "recreate" && f.onMissing != "report" {
+		return fmt.Errorf("--on-addon-missing must be recreate or report, not %q", f.onMissing)
 	}
 	if f.version {
 		fmt.Println("clever-operator " + version)
@@ -153,6 +164,7 @@ func run(args []string) error {
 	if err := operator.Setup(mgr, operator.Options{
 		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log,
+		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
 	}); err != nil {
 		return err
 	}

@@ -155,4 +155,67 @@ type CommonStatus struct {
 	// DeployedRelease is the Helm release that renders the credentials Secret.
 	// +optional
 	DeployedRelease *DeployedRelease `json:"deployedRelease,omitempty"`
+
+	// Adopted is true when this resource is bound to an add-on it did not create
+	// (spec.addonId, the api.clever-cloud.com/addon-id annotation, or an add-on
+	// found by its kubernetes::<Kind>::<uid> name).
+	// +optional
+	Adopted bool `json:"adopted,omitempty"`
+
+	// LastHandledReconcileAt is the value of the
+	// api.clever-cloud.com/reconcile-requested-at annotation the operator last
+	// acted on (a forced refresh).
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// DeletionPolicy says what happens to the Clever Cloud add-on when the resource
+// is deleted.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes the add-on at Clever Cloud (the default).
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyOrphan keeps the add-on and only removes the resource.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// ManagementPolicy says which Clever Cloud calls the operator may make.
+// +kubebuilder:validation:Enum=Full;ObserveOnly
+type ManagementPolicy string
+
+const (
+	// ManagementPolicyFull creates, updates and deletes the add-on (the default).
+	ManagementPolicyFull ManagementPolicy = "Full"
+	// ManagementPolicyObserveOnly only reads an existing add-on and publishes its
+	// credentials; it never creates, changes or deletes it.
+	ManagementPolicyObserveOnly ManagementPolicy = "ObserveOnly"
+)
+
+// Lifecycle are the fields, common to every kind, that control how the operator
+// manages the add-on's life. All are optional and additive to the Rust
+// operator's schema.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.addonId) || (has(self.addonId) && self.addonId == oldSelf.addonId)",message="spec.addonId cannot be changed or removed once set; create a new resource to bind another add-on"
+type Lifecycle struct {
+	// AddonID binds this resource to an existing Clever Cloud add-on
+	// (`addon_<uuid>`) in spec.organisation instead of creating one. The
+	// annotation api.clever-cloud.com/addon-id does the same. Immutable once set.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^addon_[A-Za-z0-9-]+$`
+	AddonID string `json:"addonId,omitempty"`
+
+	// DeletionPolicy is what happens to the add-on when this resource is
+	// deleted: `Delete` (default) deletes it at Clever Cloud, `Orphan` keeps it.
+	// When unset, the namespace annotation api.clever-cloud.com/deletion-policy,
+	// then the operator's --default-deletion-policy, decide.
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// ManagementPolicy is `Full` (default: create, update, delete) or
+	// `ObserveOnly`: read an existing add-on (spec.addonId, the addon-id
+	// annotation, or its kubernetes::<Kind>::<uid> name) and publish its
+	// credentials, never create, change or delete it.
+	// +optional
+	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
 }

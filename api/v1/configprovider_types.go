@@ -38,6 +38,9 @@ type ConfigProviderSpec struct {
 	// fixed config-provider plan.
 	Variables map[string]string `json:"variables"`
 
+	// Lifecycle controls adoption, deletion and how much the operator may change.
+	shared.Lifecycle `json:",inline"`
+
 	// Secret customises the Kubernetes Secret that receives the add-on's
 	// credentials; by default it is named `<metadata.name>-secrets`.
 	// +optional

@@ -43,6 +43,9 @@ type KeycloakSpec struct {
 	// Instance is the region and plan of the add-on.
 	Instance shared.Instance `json:"instance"`
 
+	// Lifecycle controls adoption, deletion and how much the operator may change.
+	shared.Lifecycle `json:",inline"`
+
 	// Secret customises the Kubernetes Secret that receives the add-on's
 	// credentials; by default it is named `<metadata.name>-secrets`.
 	// +optional

@@ -104,6 +104,7 @@ func (in *AzimuttSpec) DeepCopyInto(out *AzimuttSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -216,6 +217,7 @@ func (in *CellarSpec) DeepCopyInto(out *CellarSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -318,6 +320,7 @@ func (in *ConfigProviderSpec) DeepCopyInto(out *ConfigProviderSpec) {
 			(*out)[key] = val
 		}
 	}
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -430,6 +433,7 @@ func (in *ElasticSearchSpec) DeepCopyInto(out *ElasticSearchSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -542,6 +546,7 @@ func (in *KeycloakSpec) DeepCopyInto(out *KeycloakSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -654,6 +659,7 @@ func (in *MatomoSpec) DeepCopyInto(out *MatomoSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -766,6 +772,7 @@ func (in *MetabaseSpec) DeepCopyInto(out *MetabaseSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -878,6 +885,7 @@ func (in *MongoDbSpec) DeepCopyInto(out *MongoDbSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -990,6 +998,7 @@ func (in *MySqlSpec) DeepCopyInto(out *MySqlSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1102,6 +1111,7 @@ func (in *OtoroshiSpec) DeepCopyInto(out *OtoroshiSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1214,6 +1224,7 @@ func (in *PostgreSqlSpec) DeepCopyInto(out *PostgreSqlSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1326,6 +1337,7 @@ func (in *RedisSpec) DeepCopyInto(out *RedisSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)

@@ -35,6 +35,9 @@ type KVSpec struct {
 	// (`plan_53a1728d-4b9e-4254-94c4-b19163af587b`), so there is none to choose.
 	Instance shared.RegionInstance `json:"instance"`
 
+	// Lifecycle controls adoption, deletion and how much the operator may change.
+	shared.Lifecycle `json:",inline"`
+
 	// Secret customises the Kubernetes Secret that receives the add-on's
 	// credentials; by default it is named `<metadata.name>-secrets`.
 	// +optional

@@ -88,6 +88,7 @@ func (in *KVList) DeepCopyObject() runtime.Object {
 func (in *KVSpec) DeepCopyInto(out *KVSpec) {
 	*out = *in
 	out.Instance = in.Instance
+	out.Lifecycle = in.Lifecycle
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)

@@ -35,6 +35,9 @@ type PulsarSpec struct {
 	// (`plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13`), so there is none to choose.
 	Instance shared.RegionInstance `json:"instance"`
 
+	// Lifecycle controls adoption, deletion and how much the operator may change.
+	shared.Lifecycle `json:",inline"`
+
 	// Secret customises the Kubernetes Secret that receives the add-on's
 	// credentials; by default it is named `<metadata.name>-secrets`.
 	// +optional

@@ -33,6 +33,16 @@ func (r *Reconciler) finalize(ctx context.Context, cached *unstructured.Unstruct
 	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
 	addonID, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
 
+	if r.deletionPolicy(ctx, obj, lifecycleOf(obj)) == DeletionPolicyOrphan {
+		what := addonID
+		if what == "" {
+			what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
+		}
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonOrphaned,
+			"Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org)
+		return r.release(ctx, obj)
+	}
+
 	if obj.GetAnnotations()[AnnotationSkipDeprovision] == "true" {
 		what := addonID
 		if what == "" {

@@ -57,6 +57,11 @@ type Reconciler struct {
 	// Selector, when set, limits the engine to the resources it matches (the watches.yaml
 	// entry's selector, which the Helm side applies too).
 	Selector labels.Selector
+	// DefaultDeletionPolicy is "Delete" (default) or "Orphan" for resources that set none.
+	DefaultDeletionPolicy string
+	// OnAddonMissing is "recreate" (default) or "report": what to do when the add-on was
+	// deleted out of band.
+	OnAddonMissing string
 	// MaxConcurrentReconciles defaults to 4.
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
@@ -136,6 +141,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
+	if pausedChanged(obj) {
+		if err := r.updateStatus(ctx, obj, func(*unstructured.Unstructured) {}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	switch mode, wait := r.plan(ctx, obj); mode {
 	case upToDate:
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -169,17 +179,23 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
 		return fullPass, 0
 	}
+	if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
+		if handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt"); handled != requested {
+			return refreshDue, 0
+		}
+	}
+	period := r.resyncPeriod(obj)
 	last, seen := r.observed.Load(obj.GetUID())
 	if !seen {
 		// First sight after a (re)start: trust the published state, refresh one period later.
 		r.observed.Store(obj.GetUID(), r.now())
-		return upToDate, r.jitter(r.ResyncPeriod)
+		return upToDate, r.jitter(period)
 	}
 	elapsed := r.now().Sub(last.(time.Time))
-	if elapsed >= r.ResyncPeriod*9/10 {
+	if elapsed >= period*9/10 {
 		return refreshDue, 0
 	}
-	return upToDate, r.jitter(r.ResyncPeriod - elapsed)
+	return upToDate, r.jitter(period - elapsed)
 }
 
 func (r *Reconciler) jitter(d time.Duration) time.Duration {
@@ -220,17 +236,35 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
 		return r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
-	addon, err := r.findAddon(ctx, api, obj, org)
+	l := lifecycleOf(obj)
+	addon, adopted, err := r.findAddon(ctx, api, obj, org, l)
 	if err != nil {
+		if clevercloud.IsNotFound(err) && l.bindID != "" {
+			return r.fail(ctx, obj, status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, AnnotationAddonID, org), nil)
+		}
 		return r.failAPI(ctx, obj, "looking up the add-on", err)
 	}
 	if addon == nil {
+		prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
+		switch {
+		case l.observeOnly:
+			return r.fail(ctx, obj, status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(obj.GetUID())), org), nil)
+		case prev != "" && r.onMissing(l) == OnMissingReport:
+			return r.fail(ctx, obj, status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
+		case l.paused:
+			return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+				setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")", r.now())
+			})
+		}
 		if addon, err = r.create(ctx, api, key, obj, org); addon == nil {
 			return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, err
 		}
 	}
 	// Persist the id at once: the name lookup would find it again, but this saves a list call.
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		if adopted {
+			_ = unstructured.SetNestedField(u.Object, true, "status", "adopted")
+		}
 		_ = unstructured.SetNestedField(u.Object, addon.ID, "status", "addon")
 		_ = unstructured.SetNestedField(u.Object, addon.Plan.ID, "status", "plan")
 		_ = unstructured.SetNestedField(u.Object, SecretName(obj), "status", "secretName")
@@ -340,38 +374,62 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 			}
 		}
 		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
+		if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
+			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
+		}
 		setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg, r.now())
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, nil
+}
+
+func envToMap(env []clevercloud.Variable) map[string]string {
+	data := make(map[string]string, len(env))
+	for _, e := range env {
+		data[e.Name] = e.Value
+	}
+	return data
 }
 
 // findAddon looks the add-on up by the id in status, then by its deterministic name, so an
 // add-on created by a pass that crashed before recording it (or by the Rust operator) is
 // adopted instead of duplicated.
-func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.Unstructured, org string) (*clevercloud.Addon, error) {
-	if id, _, _ := unstructured.NestedString(obj.Object, "status", "addon"); id != "" {
+// An add-on bound by id (spec.addonId or the annotation) is only ever read: a 404 is returned
+// as an error, never answered by creating one. adopted reports an add-on this resource did
+// not create.
+func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.Unstructured, org string, l lifecycle) (*clevercloud.Addon, bool, error) {
+	id, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
+	wasAdopted, _, _ := unstructured.NestedBool(obj.Object, "status", "adopted")
+	if id == "" && l.bindID != "" {
+		a, err := api.GetAddon(ctx, org, l.bindID)
+		if err != nil {
+			return nil, false, err
+		}
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonAdopted, "Bound to existing add-on %s; it was not created by this resource", a.ID)
+		return a, true, nil
+	}
+	if id != "" {
 		a, err := api.GetAddon(ctx, org, id)
 		if err == nil {
-			return a, nil
+			return a, wasAdopted, nil
 		}
-		if !clevercloud.IsNotFound(err) {
-			return nil, err
+		if !clevercloud.IsNotFound(err) || l.bindID != "" {
+			return nil, false, err
 		}
 	}
 	list, err := api.ListAddons(ctx, org)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	name := r.Kind.AddonName(string(obj.GetUID()))
 	for i := range list {
 		if list[i].AddonName() == name {
 			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonAdopted, "Found existing add-on %s named %s; using it", list[i].ID, name)
-			return &list[i], nil
+			return &list[i], true, nil
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // credentials returns the Secret data for the add-on. pending is non-empty while Clever Cloud
@@ -383,6 +441,10 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 		have, err := api.GetConfigProviderEnv(ctx, realID)
 		if err != nil {
 			return nil, "", err
+		}
+		if l := lifecycleOf(obj); l.observeOnly || l.paused {
+			// No write: publish what the add-on holds.
+			return envToMap(have), "", nil
 		}
 		if !sameVariables(have, want) {
 			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
@@ -396,10 +458,7 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 	if err != nil {
 		return nil, "", err
 	}
-	data := make(map[string]string, len(env))
-	for _, e := range env {
-		data[e.Name] = e.Value
-	}
+	data := envToMap(env)
 	missing := 0
 	for _, k := range configKeys {
 		if _, ok := data[k]; !ok {

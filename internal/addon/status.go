@@ -41,6 +41,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, obj *unstructured.Unstruc
 		first = false
 		next := cur.DeepCopy()
 		mutate(next)
+		syncPaused(next, r.now())
 		status.ApplyReady(next, r.now())
 		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
 			return nil
@@ -55,6 +56,27 @@ func (r *Reconciler) updateStatus(ctx context.Context, obj *unstructured.Unstruc
 		return nil
 	}
 	return err
+}
+
+// syncPaused mirrors the pause annotation in the Paused condition.
+func syncPaused(u *unstructured.Unstructured, now time.Time) {
+	conds := status.Conditions(u)
+	var changed bool
+	if u.GetAnnotations()[AnnotationPaused] == "true" {
+		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
+			Message: "Clever Cloud writes are paused by the annotation " + AnnotationPaused + "; reads and the credentials Secret go on", ObservedGeneration: u.GetGeneration()}, now)
+	} else {
+		conds, changed = status.Remove(conds, status.TypePaused)
+	}
+	if changed {
+		status.SetConditions(u, conds)
+	}
+}
+
+// pausedChanged says whether the Paused condition does not match the annotation yet.
+func pausedChanged(u *unstructured.Unstructured) bool {
+	_, has := status.Find(status.Conditions(u), status.TypePaused)
+	return has != (u.GetAnnotations()[AnnotationPaused] == "true")
 }
 
 // fail records a failure on AddonReady (and so Ready) with a Warning event when the reason or

@@ -176,12 +176,17 @@ func withOverrides(t values.Translator, overrides map[string]string) values.Tran
 }
 
 // PauseHandler holds the Helm reconciler back (a) while the engine's finalizer is on a
-// deleting resource, so the add-on is deleted before the Secret and release go, and (b) while
-// the add-on has not been provisioned yet, so no error is logged for the wait.
+// deleting resource, so the add-on is deleted before the Secret and release go, (b) while
+// the add-on has not been provisioned yet, so no error is logged for the wait, and (c) while
+// the user pauses the resource (api.clever-cloud.com/paused: "true"). A deleting resource is
+// never held by a user pause.
 func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHandlerFunc {
 	return func(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
 		if obj.GetDeletionTimestamp() != nil {
 			return controllerutil.ContainsFinalizer(obj, kind.Finalizer()), nil
+		}
+		if obj.GetAnnotations()[addon.AnnotationPaused] == "true" {
+			return true, nil
 		}
 		src := &corev1.Secret{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, src)

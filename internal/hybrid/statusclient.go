@@ -13,15 +13,14 @@ import (
 
 // engineOwned are the status fields the engine writes; the Helm reconciler's status writes
 // would erase them (it rebuilds status as {conditions, deployedRelease}).
-var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration"}
+var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady}
+var engineConditions = []string{status.TypeAddonReady, status.TypePaused}
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
-// rendered manifest (it contains the credentials), drops Helm's Paused condition (the pause
-// is internal: waiting for provisioning or for the add-on deletion), keeps the engine's
-// fields and conditions from the cache, and recomputes Ready.
+// rendered manifest (it contains the credentials), replaces Helm's Paused condition by the
+// engine's, keeps the engine's fields and conditions from the cache, and recomputes Ready.
 type StatusClient struct {
 	client.Client
 	kind *addon.Kind
@@ -58,15 +57,18 @@ func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch clien
 }
 
 // fix rewrites the status the Helm reconciler is about to write.
+// (Paused is dropped, then the engine's own Paused condition, if any, merged back.)
 func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
+	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
+	// deletion); the engine owns the user-facing one.
+	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
+	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(u.GroupVersionKind())
 	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err == nil {
 		MergeEngineStatus(u, live)
 	}
-	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
-	status.SetConditions(u, conds)
 	status.ApplyReady(u, c.now())
 }
 

@@ -41,8 +41,12 @@ type Options struct {
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
 	Workers             int           // per kind; default 4
 	APIRateLimit        float64       // requests/s per credential set; 0 = client default
-	Registerer          prometheus.Registerer
-	Log                 logr.Logger
+	// DefaultDeletionPolicy ("Delete" or "Orphan") and OnAddonMissing ("recreate" or "report")
+	// apply to resources that do not choose.
+	DefaultDeletionPolicy string
+	OnAddonMissing        string
+	Registerer            prometheus.Registerer
+	Log                   logr.Logger
 }
 
 // NewScheme returns the scheme the manager needs: the built-in types. Custom resources are
@@ -126,6 +130,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Selector: sel,
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
+			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing,
 			Log: o.Log.WithName("addon"),
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {

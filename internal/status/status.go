@@ -40,6 +40,9 @@ const (
 	ReasonRenderFailed       = "RenderFailed"
 	ReasonDeleting           = "Deleting"
 	ReasonDeleteFailed       = "DeleteFailed"
+	ReasonAddonNotFound      = "AddonNotFound"
+	ReasonAddonMissing       = "AddonMissing"
+	ReasonPauseRequested     = "PauseRequested"
 )
 
 // Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
@@ -49,6 +52,8 @@ var terminal = map[string]bool{
 	ReasonInvalidCredentials: true,
 	ReasonSecretConflict:     true,
 	ReasonRenderFailed:       true,
+	ReasonAddonNotFound:      true,
+	ReasonAddonMissing:       true,
 }
 
 // IsTerminal says whether a reason needs the user to act.

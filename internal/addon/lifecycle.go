@@ -1,0 +1,106 @@
+package addon
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Annotations and values that steer a resource's life (documented in docs/operator.md).
+const (
+	// AnnotationPaused "true" stops every Clever Cloud write for the resource (no create,
+	// no variable push); reads and the credentials Secret go on. Deletion is never blocked.
+	AnnotationPaused = Group + "/paused"
+	// AnnotationReconcileRequestedAt: any new value forces one immediate refresh.
+	AnnotationReconcileRequestedAt = Group + "/reconcile-requested-at"
+	// AnnotationResyncPeriod overrides the refresh period of one resource (Go duration, ≥ 30s).
+	AnnotationResyncPeriod = Group + "/resync-period"
+	// AnnotationDeletionPolicy on a Namespace sets the default policy of its resources.
+	AnnotationDeletionPolicy = Group + "/deletion-policy"
+	// AnnotationOnAddonMissing "report" (or "recreate") overrides --on-addon-missing.
+	AnnotationOnAddonMissing = Group + "/on-addon-missing"
+
+	DeletionPolicyDelete = "Delete"
+	DeletionPolicyOrphan = "Orphan"
+	OnMissingRecreate    = "recreate"
+	OnMissingReport      = "report"
+
+	minResyncPeriod = 30 * time.Second
+)
+
+// Event reasons of the lifecycle features.
+const (
+	EventAddonOrphaned = "AddonOrphaned"
+	EventPaused        = "Paused"
+)
+
+// lifecycle is what the resource asks for, from its spec and annotations.
+type lifecycle struct {
+	bindID      string // spec.addonId or the addon-id annotation
+	observeOnly bool
+	paused      bool
+	deletion    string // spec.deletionPolicy ("" = not set on the resource)
+	onMissing   string // annotation override ("" = operator default)
+}
+
+func lifecycleOf(obj *unstructured.Unstructured) lifecycle {
+	l := lifecycle{}
+	l.bindID, _, _ = unstructured.NestedString(obj.Object, "spec", "addonId")
+	ann := obj.GetAnnotations()
+	if l.bindID == "" {
+		l.bindID = ann[AnnotationAddonID]
+	}
+	mp, _, _ := unstructured.NestedString(obj.Object, "spec", "managementPolicy")
+	l.observeOnly = mp == "ObserveOnly"
+	l.paused = ann[AnnotationPaused] == "true"
+	l.deletion, _, _ = unstructured.NestedString(obj.Object, "spec", "deletionPolicy")
+	if v := ann[AnnotationOnAddonMissing]; v == OnMissingRecreate || v == OnMissingReport {
+		l.onMissing = v
+	}
+	return l
+}
+
+// resyncPeriod is the resource's refresh period: its annotation, else the operator's.
+func (r *Reconciler) resyncPeriod(obj *unstructured.Unstructured) time.Duration {
+	if v := obj.GetAnnotations()[AnnotationResyncPeriod]; v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return max(d, minResyncPeriod)
+		}
+	}
+	return r.ResyncPeriod
+}
+
+// deletionPolicy decides what deleting the resource does to the add-on: ObserveOnly always
+// orphans; then the resource's spec.deletionPolicy, the namespace's annotation, the
+// operator's default.
+func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstructured, l lifecycle) string {
+	if l.observeOnly {
+		return DeletionPolicyOrphan
+	}
+	if l.deletion == DeletionPolicyDelete || l.deletion == DeletionPolicyOrphan {
+		return l.deletion
+	}
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: obj.GetNamespace()}, ns); err == nil {
+		if v := ns.Annotations[AnnotationDeletionPolicy]; v == DeletionPolicyDelete || v == DeletionPolicyOrphan {
+			return v
+		}
+	}
+	if r.DefaultDeletionPolicy == DeletionPolicyOrphan {
+		return DeletionPolicyOrphan
+	}
+	return DeletionPolicyDelete
+}
+
+func (r *Reconciler) onMissing(l lifecycle) string {
+	if l.onMissing != "" {
+		return l.onMissing
+	}
+	if r.OnAddonMissing == OnMissingReport {
+		return OnMissingReport
+	}
+	return OnMissingRecreate
+}
