@@ -79,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.printEnv, "print-env", false, "print export lines for the operator (endpoint + demo credentials) and exit")
 	fs.Int64Var(&c.opts.Seed, "seed", 0, "deterministic ids and credentials when non-zero")
 	fs.DurationVar(&c.opts.ProvisioningDelay, "provisioning-delay", 0, "env of a new add-on reads as [] during this delay")
+	fs.DurationVar(&c.opts.MigrationDuration, "migration-duration", fakeapi.DefaultMigrationDuration, "how long an add-on migration stays RUNNING before it ends OK")
 	fs.DurationVar(&c.opts.Faults.Latency, "latency", 0, "latency added to every API request")
 	fs.DurationVar(&c.opts.Faults.Jitter, "jitter", 0, "extra random latency in [0, jitter)")
 	fs.Float64Var(&c.errorRate, "error-rate", 0, "probability (0..1) of answering 503 {\"id\":-500} on any API route")
@@ -109,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--error-rate must be between 0 and 1, got %g", c.errorRate)
 	case c.opts.Faults.RateLimitBurst < 0:
 		return nil, errors.New("--rate-limit-burst must not be negative")
-	case c.opts.ProvisioningDelay < 0, c.opts.Faults.Latency < 0, c.opts.Faults.Jitter < 0,
+	case c.opts.ProvisioningDelay < 0, c.opts.MigrationDuration < 0, c.opts.Faults.Latency < 0, c.opts.Faults.Jitter < 0,
 		c.opts.Faults.RateLimitWindow < 0, c.opts.Faults.RetryAfter < 0:
 		return nil, errors.New("durations must not be negative")
 	case c.opts.MaxClockSkew <= 0:

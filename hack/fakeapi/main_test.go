@@ -15,17 +15,19 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.listen != "127.0.0.1:8085" || len(c.opts.Credentials) != 1 || c.opts.Credentials[0].ConsumerKey != defaultConsumerKey ||
-		strings.Join(c.opts.BearerTokens, ",") != defaultBearerToken || c.opts.MaxClockSkew != 5*time.Minute || c.opts.Faults.ErrorRate != nil {
+		strings.Join(c.opts.BearerTokens, ",") != defaultBearerToken || c.opts.MaxClockSkew != 5*time.Minute || c.opts.Faults.ErrorRate != nil ||
+		c.opts.MigrationDuration != 3*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
-	c, err = parseFlags([]string{"--bearer-token", "a,b", "--bearer-token=c", "--error-rate", "0.5", "--latency", "20ms", "--seed", "7"}, &bytes.Buffer{})
+	c, err = parseFlags([]string{"--bearer-token", "a,b", "--bearer-token=c", "--error-rate", "0.5", "--latency", "20ms", "--seed", "7", "--migration-duration", "90s"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(c.opts.BearerTokens, ",") != "a,b,c" || c.opts.Faults.ErrorRate["*"] != 0.5 || c.opts.Faults.Latency != 20*time.Millisecond || c.opts.Seed != 7 {
+	if strings.Join(c.opts.BearerTokens, ",") != "a,b,c" || c.opts.Faults.ErrorRate["*"] != 0.5 || c.opts.Faults.Latency != 20*time.Millisecond || c.opts.Seed != 7 ||
+		c.opts.MigrationDuration != 90*time.Second {
 		t.Fatalf("parsed: %+v", c.opts)
 	}
-	for _, bad := range [][]string{{"--error-rate", "2"}, {"--latency", "soon"}, {"--rate-limit-burst", "-1"}, {"--nope"}, {"extra"}, {"--max-clock-skew", "0s"}} {
+	for _, bad := range [][]string{{"--error-rate", "2"}, {"--latency", "soon"}, {"--rate-limit-burst", "-1"}, {"--nope"}, {"extra"}, {"--max-clock-skew", "0s"}, {"--migration-duration", "-1s"}} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v: want error", bad)
 		}

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,9 @@ const (
 	RouteAddon             = "/v2/organisations/{ownerId}/addons/{addonId}"
 	RouteAddonEnv          = "/v2/organisations/{ownerId}/addons/{addonId}/env"
 	RouteConfigProviderEnv = "/v4/addon-providers/config-provider/addons/{realId}/env"
+	RouteMigrations        = "/v2/organisations/{ownerId}/addons/{addonId}/migrations"
+	RouteMigration         = "/v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}"
+	RouteProviderInfo      = "/v4/addon-providers/{providerId}"
 )
 
 const (
@@ -368,6 +372,122 @@ func (c *Client) PutConfigProviderEnv(ctx context.Context, realID string, vars [
 		return nil, err
 	}
 	return out, nil
+}
+
+// ---- migrations (clever-cloud-api-more.md §1) ----
+
+// StartMigration starts a migration of an add-on to req's plan, region and
+// version (POST /v2/organisations/{ownerId}/addons/{addonId}/migrations) and
+// returns it (status RUNNING). The add-on keeps its plan, region, version and
+// credentials until the migration reaches OK; poll it with GetMigration.
+//
+// PlanID and Region must be set (send the current values for what does not
+// change); a nil Version is sent as null. Starting a migration is not
+// idempotent, so like CreateAddon it is retried only when the server provably
+// did not act (429, or no connection). After any other failure, look the
+// migration up with ListMigrations before starting another one.
+func (c *Client) StartMigration(ctx context.Context, ownerID, addonID string, req MigrationRequest) (*Migration, error) {
+	cl := &call{method: http.MethodPost, route: RouteMigrations}
+	if err := cl.setPath(RouteMigrations, "ownerId", ownerID, "addonId", addonID); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.PlanID == "":
+		return nil, &RequestError{Method: cl.method, Route: cl.route, Op: opBuild, Err: errors.New("empty planId")}
+	case req.Region == "":
+		return nil, &RequestError{Method: cl.method, Route: cl.route, Op: opBuild, Err: errors.New("empty region")}
+	}
+	if err := cl.setBody(req); err != nil {
+		return nil, err
+	}
+	var out Migration
+	cl.out = &out
+	if err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListMigrations lists the migrations of an add-on, newest first
+// (GET /v2/organisations/{ownerId}/addons/{addonId}/migrations). It returns an
+// empty list for an add-on never migrated, and a 404 error (IsNotFound) for an
+// unknown add-on. The list is sorted by requestDate client-side, like
+// clever-client.js does; items whose date does not parse keep their order.
+func (c *Client) ListMigrations(ctx context.Context, ownerID, addonID string) ([]Migration, error) {
+	cl := &call{method: http.MethodGet, route: RouteMigrations, idempotent: true}
+	if err := cl.setPath(RouteMigrations, "ownerId", ownerID, "addonId", addonID); err != nil {
+		return nil, err
+	}
+	var out []Migration
+	cl.out = &out
+	if err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Migration{}
+	}
+	sortMigrationsNewestFirst(out)
+	return out, nil
+}
+
+// GetMigration returns one migration
+// (GET /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId});
+// 404 (IsNotFound) for an unknown add-on or migration.
+func (c *Client) GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*Migration, error) {
+	cl := &call{method: http.MethodGet, route: RouteMigration, idempotent: true}
+	if err := cl.setPath(RouteMigration, "ownerId", ownerID, "addonId", addonID, "migrationId", migrationID); err != nil {
+		return nil, err
+	}
+	var out Migration
+	cl.out = &out
+	if err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AbortMigration aborts a running migration
+// (DELETE /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId});
+// the answer's body is ignored. Aborting is idempotent and retried.
+func (c *Client) AbortMigration(ctx context.Context, ownerID, addonID, migrationID string) error {
+	cl := &call{method: http.MethodDelete, route: RouteMigration, idempotent: true}
+	if err := cl.setPath(RouteMigration, "ownerId", ownerID, "addonId", addonID, "migrationId", migrationID); err != nil {
+		return err
+	}
+	return c.do(ctx, cl)
+}
+
+// GetProviderInfo returns the versions and options of a provider
+// (GET /v4/addon-providers/{providerId}), e.g. "postgresql-addon".
+func (c *Client) GetProviderInfo(ctx context.Context, providerID string) (*ProviderInfo, error) {
+	cl := &call{method: http.MethodGet, route: RouteProviderInfo, idempotent: true}
+	if err := cl.setPath(RouteProviderInfo, "providerId", providerID); err != nil {
+		return nil, err
+	}
+	var out ProviderInfo
+	cl.out = &out
+	if err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// sortMigrationsNewestFirst orders by requestDate, newest first (stable).
+func sortMigrationsNewestFirst(ms []Migration) {
+	slices.SortStableFunc(ms, func(a, b Migration) int {
+		ta, erra := parseAPIDate(a.RequestDate)
+		tb, errb := parseAPIDate(b.RequestDate)
+		if erra != nil || errb != nil {
+			return 0
+		}
+		return tb.Compare(ta)
+	})
+}
+
+// parseAPIDate parses an ISO 8601 date as the API writes them
+// ("2026-01-02T10:00:00Z", with or without fractional seconds or offset).
+func parseAPIDate(s string) (time.Time, error) {
+	return time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 }
 
 // ---- request machinery ----

@@ -1,5 +1,7 @@
 package clevercloud
 
+import "slices"
+
 // JSON shapes of the Clever Cloud API as the operator uses them
 // (../shared/docs/clever-cloud-api.md §4.5). Field order and names are the wire contract;
 // both the client and the fake server (internal/fakeapi) use these types.
@@ -114,4 +116,120 @@ type ErrorBody struct {
 	Message string            `json:"message"`
 	Type    string            `json:"type"`
 	Fields  map[string]string `json:"fields,omitempty"`
+}
+
+// ---- add-on migrations (clever-cloud-api-more.md §1) ----
+
+// Migration statuses, used both for a Migration and for each of its steps
+// (clever-client.js migration.types.ts).
+const (
+	MigrationRunning    = "RUNNING"
+	MigrationOK         = "OK"
+	MigrationFailed     = "FAILED"
+	MigrationAborted    = "ABORTED"
+	MigrationRecovering = "RECOVERING"
+	MigrationRecovered  = "RECOVERED"
+)
+
+// MigrationRequest is the body of POST /v2/organisations/{ownerId}/addons/{addonId}/migrations.
+// Send all three keys (as Terraform and clever-client.js do), reusing the
+// current value for what does not change. PlanID is a plan id (plan_<uuid>),
+// not a slug; Region a zone name ("par"); Version a key of the provider's
+// dedicated versions ("17", "8.4"). A nil Version is sent as null.
+type MigrationRequest struct {
+	PlanID  string  `json:"planId"`
+	Region  string  `json:"region"`
+	Version *string `json:"version"`
+}
+
+// Migration is one migration of an add-on (answer of M1, items of M2, M3).
+type Migration struct {
+	// MigrationID looks like "migration_<uuid>".
+	MigrationID string `json:"migrationId"`
+	// RequestDate is an ISO 8601 date (a string on the wire, never a number).
+	RequestDate string          `json:"requestDate"`
+	Status      string          `json:"status"`
+	Steps       []MigrationStep `json:"steps"`
+}
+
+// MigrationStep is one step of a Migration. Value is the step name
+// (e.g. "DUMP_AND_RESTORE"); Status takes the same values as Migration.Status.
+type MigrationStep struct {
+	Value     string `json:"value"`
+	Status    string `json:"status"`
+	StartDate string `json:"startDate"`
+	EndDate   string `json:"endDate,omitempty"` // absent while the step runs
+	Message   string `json:"message,omitempty"`
+}
+
+// Done reports whether the migration has stopped moving: every status except
+// RUNNING and RECOVERING (a rollback in progress) is final. An unknown status is
+// treated as final, like Terraform does.
+func (m Migration) Done() bool {
+	return m.Status != MigrationRunning && m.Status != MigrationRecovering
+}
+
+// Succeeded reports whether the migration finished successfully (status OK).
+// Only then have the add-on's plan, region, version and credentials changed.
+func (m Migration) Succeeded() bool { return m.Status == MigrationOK }
+
+// FailedStep returns the first step whose status is FAILED (its Message usually
+// explains why), and false when there is none.
+func (m Migration) FailedStep() (MigrationStep, bool) {
+	for _, s := range m.Steps {
+		if s.Status == MigrationFailed {
+			return s, true
+		}
+	}
+	return MigrationStep{}, false
+}
+
+// ---- v4 provider info (clever-cloud-api-more.md §3.1) ----
+
+// ProviderInfo is GET /v4/addon-providers/{providerId}: the versions a provider
+// offers and the options each accepts.
+type ProviderInfo struct {
+	ProviderID string `json:"providerId"`
+	// Clusters are the shared clusters hosting the shared (DEV) plans.
+	Clusters []ProviderCluster `json:"clusters"`
+	// Dedicated maps each version selectable on dedicated plans ("17", "8.4")
+	// to the options it accepts.
+	Dedicated               map[string]DedicatedVersion `json:"dedicated"`
+	DefaultDedicatedVersion string                      `json:"defaultDedicatedVersion"`
+}
+
+// ProviderCluster is a shared cluster of a provider.
+type ProviderCluster struct {
+	ID       string            `json:"id"`
+	Label    string            `json:"label"`
+	Zone     string            `json:"zone"`
+	Version  string            `json:"version"`
+	Features []ProviderFeature `json:"features"`
+}
+
+// DedicatedVersion lists the options accepted with one dedicated version.
+type DedicatedVersion struct {
+	Features []ProviderFeature `json:"features"`
+}
+
+// ProviderFeature is a create option and its default.
+type ProviderFeature struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+}
+
+// Versions returns the keys of Dedicated, oldest first (CompareVersions order).
+func (p *ProviderInfo) Versions() []string {
+	out := make([]string, 0, len(p.Dedicated))
+	for v := range p.Dedicated {
+		out = append(out, v)
+	}
+	slices.SortFunc(out, CompareVersions)
+	return out
+}
+
+// HasVersion reports whether v is a dedicated version of the provider.
+func (p *ProviderInfo) HasVersion(v string) bool {
+	_, ok := p.Dedicated[v]
+	return ok
 }

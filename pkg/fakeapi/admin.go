@@ -22,6 +22,10 @@ import (
 //	GET    /admin/addons/{addonId}/env full env, ignoring the provisioning delay
 //	PUT    /admin/addons/{addonId}/env replace the env (simulates a rotation)
 //	DELETE /admin/addons/{addonId}     out-of-band deletion
+//	GET    /admin/addons/{addonId}/migrations  migrations, newest first
+//	GET    /admin/migrations/fail      {"count":n,"message":"…"} failures still to inject
+//	PUT    /admin/migrations/fail      {"count":n,"message":"…"}: the next n migrations fail
+//	DELETE /admin/migrations/fail      cancel them
 func (s *Server) adminRoutes() {
 	m := s.admin
 	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -96,9 +100,49 @@ func (s *Server) adminRoutes() {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	m.HandleFunc("GET /admin/addons/{addonId}/migrations", func(w http.ResponseWriter, r *http.Request) {
+		ms := s.Migrations(r.PathValue("addonId"))
+		if ms == nil {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, ms)
+	})
+	m.HandleFunc("GET /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
+		n, msg := s.pendingMigrationFailures()
+		writeJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
+	})
+	m.HandleFunc("PUT /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		var in migrationFailJSON
+		if err := json.Unmarshal(data, &in); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			return
+		}
+		if in.Count < 0 {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, "count: must not be negative")
+			return
+		}
+		s.FailNextMigrations(in.Count, in.Message)
+		n, msg := s.pendingMigrationFailures()
+		writeJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
+	})
+	m.HandleFunc("DELETE /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
+		s.FailNextMigrations(0, "")
+		w.WriteHeader(http.StatusNoContent)
+	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errIDNotFound, "Not Found (admin)")
 	})
+}
+
+// migrationFailJSON is the body of /admin/migrations/fail.
+type migrationFailJSON struct {
+	Count   int    `json:"count"`
+	Message string `json:"message"`
 }
 
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {

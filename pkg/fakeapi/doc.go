@@ -6,7 +6,8 @@
 //	defer ts.Close()
 //	// point the client at ts.URL, then inspect srv.Addons("orga_..."), srv.Counts()...
 //
-// It serves the add-on endpoints under /v2 and /v4 (OAuth1 HMAC-SHA512 /
+// It serves the add-on endpoints under /v2 and /v4 (create, get, list,
+// delete, env, migrations, provider info; OAuth1 HMAC-SHA512 /
 // PLAINTEXT or Bearer authentication), seeds every provider and plan of the
 // operator's kinds, can inject latency, 503s, 429s and outages, counts calls
 // per route, and exposes unauthenticated test-only /admin/ endpoints.

@@ -6,13 +6,16 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // Faults describes the failures the fake injects into API requests (never
 // into /admin requests). They are applied in this order: outage, rate limit,
-// latency, (authentication), error rate.
+// latency, (authentication), error rate. MigrationFailures is different: it
+// does not fail requests but makes the migrations they start end FAILED.
 type Faults struct {
 	// Latency is added to every API request.
 	Latency time.Duration
@@ -34,10 +37,18 @@ type Faults struct {
 	RetryAfter time.Duration
 	// OutageUntil: every API request before this instant answers 503.
 	OutageUntil time.Time
+	// MigrationFailures maps a provider id (e.g. "postgresql-addon") or "*"
+	// to the step (one of FailableMigrationSteps, e.g. "DUMP_AND_RESTORE")
+	// at which every migration of that provider started from now on fails:
+	// it ends FAILED, that step FAILED with a message, and the add-on is left
+	// unchanged. A provider's own entry wins over "*"; an unknown step name
+	// means DUMP_AND_RESTORE. Server.FailNextMigrations wins over this.
+	MigrationFailures map[string]string
 }
 
 func (f Faults) clone() Faults {
 	f.ErrorRate = maps.Clone(f.ErrorRate)
+	f.MigrationFailures = maps.Clone(f.MigrationFailures)
 	return f
 }
 
@@ -141,6 +152,8 @@ type faultsJSON struct {
 	OutageUntil string `json:"outageUntil,omitempty"`
 	// OutageFor (input only) sets OutageUntil = now + OutageFor.
 	OutageFor string `json:"outageFor,omitempty"`
+	// MigrationFailures: provider id or "*" -> step name.
+	MigrationFailures map[string]string `json:"migrationFailures"`
 }
 
 func faultsToJSON(f Faults) faultsJSON {
@@ -154,6 +167,10 @@ func faultsToJSON(f Faults) faultsJSON {
 	}
 	if out.ErrorRate == nil {
 		out.ErrorRate = map[string]float64{}
+	}
+	out.MigrationFailures = maps.Clone(f.MigrationFailures)
+	if out.MigrationFailures == nil {
+		out.MigrationFailures = map[string]string{}
 	}
 	if !f.OutageUntil.IsZero() {
 		out.OutageUntil = f.OutageUntil.UTC().Format(time.RFC3339Nano)
@@ -205,6 +222,13 @@ func faultsFromJSON(data []byte, now time.Time) (Faults, error) {
 		}
 	}
 	f.ErrorRate = maps.Clone(in.ErrorRate)
+	for k, step := range in.MigrationFailures {
+		if k == "" || !slices.Contains(migrationTimedSteps, step) {
+			return Faults{}, fmt.Errorf("migrationFailures[%q]: %q is not a step a migration can fail at (%s)",
+				k, step, strings.Join(migrationTimedSteps, ", "))
+		}
+	}
+	f.MigrationFailures = maps.Clone(in.MigrationFailures)
 	if in.OutageUntil != "" {
 		t, err := time.Parse(time.RFC3339Nano, in.OutageUntil)
 		if err != nil {

@@ -52,8 +52,13 @@ type Options struct {
 	Seed int64
 	// Faults are the initial injected faults (see SetFaults).
 	Faults Faults
+	// MigrationDuration is how long a migration stays RUNNING before it
+	// ends OK (default DefaultMigrationDuration, 3s; negative: it ends at
+	// the first read after it started). Its steps share it equally.
+	MigrationDuration time.Duration
 	// Now is the clock (default time.Now). It drives creation dates, the
-	// provisioning delay, OAuth timestamps, outages and the rate limiter.
+	// provisioning delay, migration progress, OAuth timestamps, outages and
+	// the rate limiter.
 	Now func() time.Time
 	// Logger, when set, gets one line per request (method, route, status,
 	// duration). Secrets, env values and headers are never logged.
@@ -75,6 +80,7 @@ const (
 	errIDUnauthorized     = 401
 	errIDNotFound         = 4004
 	errIDMethodNotAllowed = 4005
+	errIDConflict         = 4009
 	errIDTooLarge         = 4013
 )
 
@@ -94,6 +100,10 @@ type Server struct {
 	byRealID map[string]*addonRecord
 	seq      uint64
 	self     clevercloud.Self
+	// migrating holds the add-ons with a RUNNING migration (settled lazily).
+	migrating   map[*addonRecord]bool
+	failNext    int // FailNextMigrations count
+	failNextMsg string
 
 	faultMu  sync.Mutex // guards faults, rlHits, faultRng
 	faults   Faults
@@ -106,14 +116,16 @@ type Server struct {
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
-// (migrations, tags...) belongs here.
+// (tags...) belongs here.
 type addonRecord struct {
-	owner   string
-	seq     uint64
-	kind    *kind
-	addon   clevercloud.Addon // Provider without plans
-	env     []clevercloud.Variable
-	readyAt time.Time // env reads as [] before this instant
+	owner      string
+	seq        uint64
+	kind       *kind
+	addon      clevercloud.Addon // Provider without plans
+	env        []clevercloud.Variable
+	readyAt    time.Time          // env reads as [] before this instant
+	version    string             // options.version or the provider default ("" if none)
+	migrations []*migrationRecord // oldest first
 }
 
 // New returns a Server seeded with every provider of the operator.
@@ -135,6 +147,9 @@ func New(opts Options) *Server {
 		faults:   opts.Faults.clone(),
 		counts:   map[string]int{},
 		byStatus: map[string]map[int]int{},
+
+		migrating:   map[*addonRecord]bool{},
+		failNextMsg: defaultMigrationFailureMessage,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -366,6 +381,11 @@ func (s *Server) routes() {
 	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/env", s.getAddonEnv)
 	s.handle("GET /v4/addon-providers/config-provider/addons/{realId}/env", s.getConfigEnv)
 	s.handle("PUT /v4/addon-providers/config-provider/addons/{realId}/env", s.putConfigEnv)
+	s.handle("POST /v2/organisations/{ownerId}/addons/{addonId}/migrations", s.startMigration)
+	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/migrations", s.listMigrations)
+	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.getMigration)
+	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.abortMigration)
+	s.handle("GET /v4/addon-providers/{providerId}", s.getProviderInfo)
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
 }
 
@@ -528,6 +548,10 @@ func (s *Server) create(owner string, k *kind, plan *clevercloud.Plan, body clev
 			break
 		}
 	}
+	rec.version = body.Options.Version
+	if rec.version == "" {
+		rec.version = k.spec.defaultVersion
+	}
 	rec.env = s.generateEnv(k, owner, realID, plan, body.Region, body.Options)
 	var name *string
 	if body.Name != "" {
@@ -562,7 +586,7 @@ func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	s.mu.Lock()
+	s.lockState()
 	rec := s.find(r.PathValue("addonId"))
 	var a clevercloud.Addon
 	if rec != nil && rec.owner == owner {
@@ -586,7 +610,7 @@ func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	s.mu.Lock()
+	s.lockState()
 	rec := s.byID[r.PathValue("addonId")]
 	ok := rec != nil && rec.owner == owner
 	if ok {
@@ -604,6 +628,7 @@ func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 func (s *Server) remove(rec *addonRecord) {
 	delete(s.byID, rec.addon.ID)
 	delete(s.byRealID, rec.addon.RealID)
+	delete(s.migrating, rec)
 }
 
 // visibleEnv is the env as the API shows it now. Caller holds s.mu.
@@ -620,7 +645,7 @@ func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	s.mu.Lock()
+	s.lockState()
 	rec := s.find(r.PathValue("addonId"))
 	var env []clevercloud.Variable
 	if rec != nil && rec.owner == owner {
@@ -756,7 +781,7 @@ func (s *Server) PlanID(providerID, slug string) string {
 
 // Addons returns the add-ons of ownerID in creation order.
 func (s *Server) Addons(ownerID string) []clevercloud.Addon {
-	s.mu.Lock()
+	s.lockState()
 	defer s.mu.Unlock()
 	var recs []*addonRecord
 	for _, rec := range s.byID {
@@ -774,7 +799,7 @@ func (s *Server) Addons(ownerID string) []clevercloud.Addon {
 
 // AllAddons returns every add-on, by owner id, each list in creation order.
 func (s *Server) AllAddons() map[string][]clevercloud.Addon {
-	s.mu.Lock()
+	s.lockState()
 	owners := map[string]bool{}
 	for _, rec := range s.byID {
 		owners[rec.owner] = true
@@ -792,7 +817,7 @@ func (s *Server) AllAddons() map[string][]clevercloud.Addon {
 // Env returns the full stored env of an add-on (addon_ id or realId), even
 // while the provisioning delay hides it from the API; nil if unknown.
 func (s *Server) Env(addonID string) []clevercloud.Variable {
-	s.mu.Lock()
+	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
 	if rec == nil {
@@ -808,7 +833,7 @@ func (s *Server) SetEnv(addonID string, vars []clevercloud.Variable) error {
 	if err := validateVars(vars); err != nil {
 		return fmt.Errorf("fakeapi: %w", err)
 	}
-	s.mu.Lock()
+	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
 	if rec == nil {
@@ -821,7 +846,7 @@ func (s *Server) SetEnv(addonID string, vars []clevercloud.Variable) error {
 // DeleteAddonOutOfBand deletes an add-on (addon_ id or realId) as if someone
 // had deleted it in the console. An empty ownerID matches any owner.
 func (s *Server) DeleteAddonOutOfBand(ownerID, addonID string) error {
-	s.mu.Lock()
+	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
 	if rec == nil || (ownerID != "" && rec.owner != ownerID) {

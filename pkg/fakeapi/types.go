@@ -13,3 +13,11 @@ type (
 	CreateOpts  = clevercloud.CreateOpts
 	ErrorBody   = clevercloud.ErrorBody
 )
+
+// Aliases of the migration and provider-info wire types.
+type (
+	Migration        = clevercloud.Migration
+	MigrationStep    = clevercloud.MigrationStep
+	MigrationRequest = clevercloud.MigrationRequest
+	ProviderInfo     = clevercloud.ProviderInfo
+)
