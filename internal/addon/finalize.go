@@ -86,10 +86,19 @@ func (r *Reconciler) release(ctx context.Context, obj *unstructured.Unstructured
 	if err := r.deleteSource(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.removeFinalizer(ctx, obj)
+	if err := r.removeFinalizer(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	if r.Metrics != nil && obj.GetDeletionTimestamp() != nil {
+		r.Metrics.DeletionDuration.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetDeletionTimestamp().Time).Seconds())
+	}
+	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler) failDeleteAPI(ctx context.Context, obj *unstructured.Unstructured, err error) (ctrl.Result, error) {
+	if r.Metrics != nil {
+		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, status.ReasonDeleteFailed).Inc()
+	}
 	return r.failDelete(ctx, obj, "deleting the add-on at Clever Cloud failed: "+apiMessage(err), err)
 }
 

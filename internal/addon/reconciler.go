@@ -62,6 +62,8 @@ type Reconciler struct {
 	// OnAddonMissing is "recreate" (default) or "report": what to do when the add-on was
 	// deleted out of band.
 	OnAddonMissing string
+	// Metrics, when set, records time-to-ready, deletion durations and errors.
+	Metrics *Metrics
 	// MaxConcurrentReconciles defaults to 4.
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
@@ -366,6 +368,11 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 		return ctrl.Result{}, err
 	}
 	r.observed.Store(obj.GetUID(), r.now())
+	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
+		if og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); og == 0 || obj.GetGeneration() == 1 {
+			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
+		}
+	}
 	msg := fmt.Sprintf("add-on %s is provisioned; credentials are in Secret %s", addonID, SecretName(obj))
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
 		for field, env := range r.Kind.URLStatus {

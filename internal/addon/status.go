@@ -84,6 +84,9 @@ func pausedChanged(u *unstructured.Unstructured) bool {
 // resync); others return cause so the work queue backs off exponentially.
 func (r *Reconciler) fail(ctx context.Context, obj *unstructured.Unstructured, reason, msg string, cause error) (ctrl.Result, error) {
 	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	if r.Metrics != nil {
+		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, reason).Inc()
+	}
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
 		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, reason, msg, r.now())
 		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")

@@ -108,6 +108,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 	}
 	plans := &addon.PlanCache{}
+	var watched []addon.Kind
+	for _, w := range o.Watches {
+		if k, ok := addon.KindFor(w.GroupVersionKind); ok {
+			watched = append(watched, *k)
+		}
+	}
+	engineMetrics := addon.NewMetrics(o.Registerer, mgr.GetCache(), watched)
 	recorder := mgr.GetEventRecorderFor("clever-operator")
 	for _, w := range o.Watches {
 		kind, ok := addon.KindFor(w.GroupVersionKind)
@@ -130,7 +137,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Selector: sel,
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
-			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing,
+			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, Metrics: engineMetrics,
 			Log: o.Log.WithName("addon"),
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {

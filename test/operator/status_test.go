@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -180,3 +181,37 @@ func assertNoCredentialLeak() {
 		Expect(statusText.String()).NotTo(ContainSubstring(v), "credential value in status")
 	}
 }
+
+var _ = Describe("metrics", func() {
+	It("exposes resources by Ready state, time to ready and API requests by route template", func() {
+		ns := newNamespace()
+		cr := sample("api_v1_keycloak.yaml", ns)
+		Expect(k8s.Create(context.Background(), cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		families, err := registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		Expect(byName).To(HaveKey("clever_operator_resources"))
+		readyKeycloaks := 0.0
+		for _, m := range byName["clever_operator_resources"].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == "Keycloak" && labels["ready"] == "True" {
+				readyKeycloaks = m.GetGauge().GetValue()
+			}
+		}
+		Expect(readyKeycloaks).To(BeNumerically(">=", 1))
+		Expect(byName).To(HaveKey("clever_operator_time_to_ready_seconds"))
+		Expect(byName).To(HaveKey("clevercloud_api_requests_total"))
+		for _, m := range byName["clevercloud_api_requests_total"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				Expect(l.GetValue()).NotTo(ContainSubstring("addon_"), "route templates, not raw ids")
+			}
+		}
+	})
+})

@@ -53,6 +53,8 @@ var (
 	stopMgr context.CancelFunc
 	mgrDone chan struct{}
 	mgr     ctrl.Manager
+	// registry holds the operator's metrics (kept across manager restarts).
+	registry = prometheus.NewRegistry()
 	// probeAddr serves /healthz and /readyz of the running manager.
 	probeAddr string
 	// logs receives everything the operator logs, at the highest verbosity, so the suite can
@@ -117,7 +119,7 @@ func startManagerWith(resync time.Duration) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(mgr, operator.Options{
 		API: apiConfig(), Watches: ws, ResyncPeriod: resync, Workers: 4,
-		Registerer: prometheus.NewRegistry(), Log: ctrl.Log,
+		Registerer: registry, Log: ctrl.Log,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	stopMgr = cancel

@@ -1,0 +1,107 @@
+package addon
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Metrics are the engine's Prometheus metrics (docs/operator.md lists them).
+type Metrics struct {
+	TimeToReady      *prometheus.HistogramVec
+	DeletionDuration *prometheus.HistogramVec
+	ReconcileErrors  *prometheus.CounterVec
+	resources        *resourcesCollector
+}
+
+var (
+	metricsOnce sync.Map // prometheus.Registerer -> *Metrics
+)
+
+// NewMetrics registers the engine metrics on reg (once per registry) and, when reader is
+// set, a collector of resources by kind and Ready state read from the cache on each scrape.
+func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *Metrics {
+	if v, ok := metricsOnce.Load(reg); ok {
+		// Registered already (a new manager on the same registry): read the new cache.
+		m := v.(*Metrics)
+		m.resources.set(reader, kinds)
+		return m
+	}
+	m := &Metrics{
+		TimeToReady: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clever_operator_time_to_ready_seconds",
+			Help:    "Time from a resource's creation to its add-on first being provisioned and published.",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800},
+		}, []string{"kind"}),
+		DeletionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clever_operator_deletion_duration_seconds",
+			Help:    "Time from a resource's deletion request to the release of its finalizer.",
+			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600},
+		}, []string{"kind"}),
+		ReconcileErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clever_operator_reconcile_errors_total",
+			Help: "Failed engine passes, by kind and condition reason.",
+		}, []string{"kind", "reason"}),
+	}
+	m.resources = &resourcesCollector{desc: prometheus.NewDesc(
+		"clever_operator_resources", "Custom resources by kind and Ready condition status (True, False, Unknown).", []string{"kind", "ready"}, nil)}
+	m.resources.set(reader, kinds)
+	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.resources} {
+		_ = reg.Register(c)
+	}
+	metricsOnce.Store(reg, m)
+	return m
+}
+
+// resourcesCollector counts resources by Ready state from the informer cache at scrape time.
+type resourcesCollector struct {
+	mu     sync.Mutex
+	reader client.Reader
+	kinds  []Kind
+	desc   *prometheus.Desc
+}
+
+func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reader, c.kinds = reader, kinds
+}
+
+func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	reader, kinds := c.reader, c.kinds
+	c.mu.Unlock()
+	if reader == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, k := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
+		if err := reader.List(ctx, list); err != nil {
+			continue
+		}
+		counts := map[string]float64{"True": 0, "False": 0, "Unknown": 0}
+		for i := range list.Items {
+			r, ok := status.Find(status.Conditions(&list.Items[i]), status.TypeReady)
+			switch {
+			case !ok:
+				counts["Unknown"]++
+			default:
+				counts[r.Status]++
+			}
+		}
+		for state, n := range counts {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, k.GVK.Kind, state)
+		}
+	}
+}
