@@ -23,6 +23,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
@@ -137,7 +138,7 @@ func run(args []string) error {
 			cfg.API.Mode(), endpointOf(cfg.API), strings.Join(cfg.Sources, ", "))
 		return nil
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zopts)))
+	ctrl.SetLogger(logging.Capped(zap.New(zap.UseFlagOptions(zopts)), logging.MaxVerbosity))
 	log := ctrl.Log.WithName("setup")
 
 	ws, err := watches.Load(f.watchesFile)
@@ -177,6 +178,9 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		}
+		if cfg.QPS == 0 {
+			cfg.QPS = -1 // as ctrl.GetConfig: rely on the apiserver's priority and fairness
 		}
 		return cfg, nil
 	}

@@ -20,8 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Instance says where a Clever Cloud add-on runs and how big it is.
-// +kubebuilder:validation:XValidation:rule="self.region == oldSelf.region",message="spec.instance.region is immutable"
+// Instance says where a Clever Cloud add-on runs and how big it is. The region cannot change;
+// a plan change runs a migration for ElasticSearch and has no effect on the other kinds.
+// +kubebuilder:validation:XValidation:rule="self.region == oldSelf.region",message="spec.instance.region is immutable: Clever Cloud cannot migrate this kind of add-on to another region; create a new resource"
 type Instance struct {
 	// Region is the Clever Cloud region (zone) code the add-on is created in,
 	// for example `par` (Paris), `grahds`, `rbx`, `rbxhds`, `scw`, `mtl`,
@@ -46,6 +47,23 @@ type RegionInstance struct {
 	// today. It is sent as is to the Clever Cloud API.
 	// Immutable: an add-on cannot move between regions.
 	Region string `json:"region"`
+}
+
+// MigratableInstance is the instance of the databases Clever Cloud can migrate between
+// regions (PostgreSQL, MySQL, MongoDB, Redis): changing region or plan runs a migration.
+type MigratableInstance struct {
+	// Region is the Clever Cloud region (zone) code, for example `par`, `grahds`,
+	// `rbx`, `rbxhds`, `scw`, `mtl`, `sgp`, `syd` or `wsw`. Changing it on an
+	// existing add-on runs a Clever Cloud migration to that region.
+	// +kubebuilder:validation:MinLength=1
+	Region string `json:"region"`
+
+	// Plan selects the Clever Cloud plan (size): a slug such as `s_sml`, a plan
+	// name, or a plan id `plan_<uuid>`. Changing it on an existing add-on runs a
+	// Clever Cloud migration. The operator never rewrites this field; the
+	// resolved plan id is reported in `status.plan`.
+	// +kubebuilder:validation:MinLength=1
+	Plan string `json:"plan"`
 }
 
 // SecretSpec customises the Kubernetes Secret that receives the add-on's
@@ -162,11 +180,41 @@ type CommonStatus struct {
 	// +optional
 	Adopted bool `json:"adopted,omitempty"`
 
+	// Version is the add-on's version as the Clever Cloud API names it (e.g. `17`,
+	// `8.4`, `7.2.4`), as created or last migrated to.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Migration is the last migration the operator started to apply a change of
+	// plan, version or region.
+	// +optional
+	Migration *MigrationStatus `json:"migration,omitempty"`
+
 	// LastHandledReconcileAt is the value of the
 	// api.clever-cloud.com/reconcile-requested-at annotation the operator last
 	// acted on (a forced refresh).
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// MigrationStatus is a Clever Cloud add-on migration driven by the operator.
+type MigrationStatus struct {
+	// ID is the Clever Cloud migration id (`migration_…`).
+	ID string `json:"id"`
+	// Status is the migration's status at Clever Cloud: RUNNING, OK, FAILED,
+	// ABORTED, RECOVERING or RECOVERED.
+	Status string `json:"status"`
+	// Step is the step running (or that failed).
+	// +optional
+	Step string `json:"step,omitempty"`
+	// Message is Clever Cloud's message about a failure.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Generation is the metadata.generation whose spec the migration applies.
+	Generation int64 `json:"generation"`
+	// Target describes the requested plan, region and version.
+	// +optional
+	Target string `json:"target,omitempty"`
 }
 
 // DeletionPolicy says what happens to the Clever Cloud add-on when the resource

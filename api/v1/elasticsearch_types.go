@@ -51,10 +51,10 @@ func (v ElasticSearchVersion) String() string {
 }
 
 // ElasticSearchOptions are the Elasticsearch cluster settings chosen when the add-on is created.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.options of an ElasticSearch add-on (version, encryption, kibana, apm) are set when it is created and cannot change; create a new resource"
 type ElasticSearchOptions struct {
 	// Version is the Elasticsearch major version, as an integer code: `7`, `8`, `9`.
-	// It is chosen when the add-on is created; changing it later does not
-	// migrate an existing add-on.
+	// It is chosen when the add-on is created and cannot change afterwards.
 	Version ElasticSearchVersion `json:"version"`
 
 	// Encryption enables at-rest ("cold") encryption of the add-on's storage at

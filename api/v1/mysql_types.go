@@ -51,10 +51,12 @@ func (v MySqlVersion) String() string {
 }
 
 // MySqlOptions are the MySQL database settings chosen when the add-on is created.
+// +kubebuilder:validation:XValidation:rule="self.encryption == oldSelf.encryption",message="spec.options.encryption is set when the add-on is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type MySqlOptions struct {
 	// Version is the MySQL version, as an integer code: `57` (5.7), `80` (8.0), `84` (8.4).
-	// It is chosen when the add-on is created; changing it later does not
-	// migrate an existing add-on.
+	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
+	// the API server refuses a lower version).
 	Version MySqlVersion `json:"version"`
 
 	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
@@ -75,7 +77,7 @@ type MySqlSpec struct {
 	Options MySqlOptions `json:"options"`
 
 	// Instance is the region and plan of the add-on.
-	Instance shared.Instance `json:"instance"`
+	Instance shared.MigratableInstance `json:"instance"`
 
 	// Lifecycle controls adoption, deletion and how much the operator may change.
 	shared.Lifecycle `json:",inline"`

@@ -66,10 +66,12 @@ func (v PostgreSqlVersion) String() string {
 }
 
 // PostgreSqlOptions are the PostgreSQL database settings chosen when the add-on is created.
+// +kubebuilder:validation:XValidation:rule="self.encryption == oldSelf.encryption",message="spec.options.encryption is set when the add-on is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type PostgreSqlOptions struct {
 	// Version is the PostgreSQL major version, as an integer code: `11`, `12`, `13`, `14`, `15`, `16`, `17`, `18`.
-	// It is chosen when the add-on is created; changing it later does not
-	// migrate an existing add-on.
+	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
+	// the API server refuses a lower version).
 	Version PostgreSqlVersion `json:"version"`
 
 	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
@@ -90,7 +92,7 @@ type PostgreSqlSpec struct {
 	Options PostgreSqlOptions `json:"options"`
 
 	// Instance is the region and plan of the add-on.
-	Instance shared.Instance `json:"instance"`
+	Instance shared.MigratableInstance `json:"instance"`
 
 	// Lifecycle controls adoption, deletion and how much the operator may change.
 	shared.Lifecycle `json:",inline"`

@@ -48,10 +48,12 @@ func (v RedisVersion) String() string {
 }
 
 // RedisOptions are the Redis database settings chosen when the add-on is created.
+// +kubebuilder:validation:XValidation:rule="self.encryption == oldSelf.encryption",message="spec.options.encryption is set when the add-on is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type RedisOptions struct {
 	// Version is the Redis version, as an integer code: `724` (7.2.4), `880` (8.8.0).
-	// It is chosen when the add-on is created; changing it later does not
-	// migrate an existing add-on.
+	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
+	// the API server refuses a lower version).
 	Version RedisVersion `json:"version"`
 
 	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
@@ -72,7 +74,7 @@ type RedisSpec struct {
 	Options RedisOptions `json:"options"`
 
 	// Instance is the region and plan of the add-on.
-	Instance shared.Instance `json:"instance"`
+	Instance shared.MigratableInstance `json:"instance"`
 
 	// Lifecycle controls adoption, deletion and how much the operator may change.
 	shared.Lifecycle `json:",inline"`

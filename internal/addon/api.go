@@ -25,6 +25,9 @@ type API interface {
 	GetAddonEnv(ctx context.Context, ownerID, addonID string) ([]clevercloud.Variable, error)
 	GetConfigProviderEnv(ctx context.Context, realID string) ([]clevercloud.Variable, error)
 	PutConfigProviderEnv(ctx context.Context, realID string, vars []clevercloud.Variable) ([]clevercloud.Variable, error)
+	StartMigration(ctx context.Context, ownerID, addonID string, req clevercloud.MigrationRequest) (*clevercloud.Migration, error)
+	GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*clevercloud.Migration, error)
+	ListMigrations(ctx context.Context, ownerID, addonID string) ([]clevercloud.Migration, error)
 }
 
 // Credentials gives the API client for a namespace: the namespace's own credentials when it

@@ -38,6 +38,9 @@ type Kind struct {
 	ElasticServices bool
 	// URLStatus maps a status field to the env variable it mirrors (status.url, ...).
 	URLStatus map[string]string
+	// Migrations: changing the plan (or version) of an existing add-on runs a Clever Cloud
+	// migration; RegionMigrations: changing the region does too.
+	Migrations, RegionMigrations bool
 	// ConfigProvider kinds push spec.variables and publish them as the Secret data.
 	ConfigProvider bool
 	// Noun is used in event messages ("managed postgresql instance").
@@ -50,15 +53,15 @@ func v(version, kind string) schema.GroupVersionKind {
 
 // Kinds is the table of every kind the operator manages.
 var Kinds = []Kind{
-	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Noun: "postgresql", Encryption: true,
+	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true,
 		Versions: map[int64]string{11: "11", 12: "12", 13: "13", 14: "14", 15: "15", 16: "16", 17: "17", 18: "18"}},
-	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Noun: "redis", Encryption: true,
+	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true,
 		Versions: map[int64]string{724: "7.2.4", 880: "8.8.0"}},
-	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Noun: "mysql", Encryption: true,
+	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true,
 		Versions: map[int64]string{57: "5.7", 80: "8.0", 84: "8.4"}},
-	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Noun: "mongodb", Encryption: true,
+	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true,
 		Versions: map[int64]string{403: "4.0.3"}},
-	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Noun: "elasticsearch", Encryption: true, ElasticServices: true,
+	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, ElasticServices: true,
 		Versions: map[int64]string{7: "7", 8: "8", 9: "9"}},
 	{GVK: v("v1beta1", "Pulsar"), FinalizerSuffix: "pulsar", ProviderID: "addon-pulsar", Noun: "pulsar",
 		FixedPlan: "plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13"},

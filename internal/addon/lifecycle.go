@@ -11,8 +11,9 @@ import (
 
 // Annotations and values that steer a resource's life (documented in docs/operator.md).
 const (
-	// AnnotationPaused "true" stops every Clever Cloud write for the resource (no create,
-	// no variable push); reads and the credentials Secret go on. Deletion is never blocked.
+	// AnnotationPaused "true" stops every Clever Cloud write for the resource (no create, no
+	// migration, no variable push) and the Secret's re-rendering; reads go on and the existing
+	// Secret stays. Deletion is never blocked.
 	AnnotationPaused = Group + "/paused"
 	// AnnotationReconcileRequestedAt: any new value forces one immediate refresh.
 	AnnotationReconcileRequestedAt = Group + "/reconcile-requested-at"
@@ -31,11 +32,8 @@ const (
 	minResyncPeriod = 30 * time.Second
 )
 
-// Event reasons of the lifecycle features.
-const (
-	EventAddonOrphaned = "AddonOrphaned"
-	EventPaused        = "Paused"
-)
+// EventAddonOrphaned is recorded when a resource goes and its add-on is kept.
+const EventAddonOrphaned = "AddonOrphaned"
 
 // lifecycle is what the resource asks for, from its spec and annotations.
 type lifecycle struct {

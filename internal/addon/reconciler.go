@@ -239,6 +239,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		return r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
 	l := lifecycleOf(obj)
+	created := false
 	addon, adopted, err := r.findAddon(ctx, api, obj, org, l)
 	if err != nil {
 		if clevercloud.IsNotFound(err) && l.bindID != "" {
@@ -261,6 +262,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		if addon, err = r.create(ctx, api, key, obj, org); addon == nil {
 			return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, err
 		}
+		created = true
 	}
 	// Persist the id at once: the name lookup would find it again, but this saves a list call.
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
@@ -270,8 +272,18 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		_ = unstructured.SetNestedField(u.Object, addon.ID, "status", "addon")
 		_ = unstructured.SetNestedField(u.Object, addon.Plan.ID, "status", "plan")
 		_ = unstructured.SetNestedField(u.Object, SecretName(obj), "status", "secretName")
+		if created {
+			if opts, err := r.Kind.Options(obj); err == nil && opts.Version != "" {
+				_ = unstructured.SetNestedField(u.Object, opts.Version, "status", "version")
+			}
+		}
 	}); err != nil {
 		return ctrl.Result{}, err
+	}
+	if !created && r.Kind.Migrations && !l.observeOnly {
+		if res, handled, err := r.migrate(ctx, api, key, obj, org, addon); handled || err != nil {
+			return res, err
+		}
 	}
 
 	data, pending, err := r.credentials(ctx, api, obj, org, addon.ID, addon.RealID, addon.ConfigKeys)
@@ -385,6 +397,9 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
 		}
 		setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg, r.now())
+		if conds, removed := status.Remove(status.Conditions(u), TypeThrottled); removed {
+			status.SetConditions(u, conds)
+		}
 	}); err != nil {
 		return ctrl.Result{}, err
 	}

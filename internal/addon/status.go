@@ -64,7 +64,7 @@ func syncPaused(u *unstructured.Unstructured, now time.Time) {
 	var changed bool
 	if u.GetAnnotations()[AnnotationPaused] == "true" {
 		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
-			Message: "Clever Cloud writes are paused by the annotation " + AnnotationPaused + "; reads and the credentials Secret go on", ObservedGeneration: u.GetGeneration()}, now)
+			Message: "paused by the annotation " + AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
 	} else {
 		conds, changed = status.Remove(conds, status.TypePaused)
 	}
@@ -106,6 +106,8 @@ func (r *Reconciler) fail(ctx context.Context, obj *unstructured.Unstructured, r
 // failAPI classifies an API error.
 func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured, doing string, err error) (ctrl.Result, error) {
 	switch {
+	case clevercloud.IsThrottled(err):
+		return r.throttled(ctx, obj, doing, err)
 	case clevercloud.IsUnauthorized(err):
 		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
 			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
@@ -114,6 +116,27 @@ func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured
 	default:
 		return r.fail(ctx, obj, status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
 	}
+}
+
+// TypeThrottled is set while Clever Cloud (or the operator's own budget) throttles the
+// resource's calls. It does not flip Ready: the add-on keeps serving.
+const TypeThrottled = "Throttled"
+
+// throttled records throttling without touching a Ready add-on, and retries with backoff.
+func (r *Reconciler) throttled(ctx context.Context, obj *unstructured.Unstructured, doing string, err error) (ctrl.Result, error) {
+	msg := fmt.Sprintf("Clever Cloud API throttled while %s (will retry): %s", doing, apiMessage(err))
+	if r.Metrics != nil {
+		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, TypeThrottled).Inc()
+	}
+	if uerr := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setCondition(u, TypeThrottled, metav1.ConditionTrue, TypeThrottled, msg, r.now())
+		if a, ok := status.Find(status.Conditions(u), status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
+			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, r.now())
+		}
+	}); uerr != nil {
+		return ctrl.Result{}, uerr
+	}
+	return ctrl.Result{}, err
 }
 
 // pending reports an add-on that Clever Cloud is still provisioning and polls again soon,

@@ -88,6 +88,11 @@ type Config struct {
 	RateLimit float64
 	// RateBurst is the limiter burst; default 20.
 	RateBurst int
+	// CircuitThreshold consecutive 429/5xx/transport failures (shared per credential set)
+	// open the circuit for CircuitCooldown; defaults 8 and 30s; a negative threshold
+	// disables the circuit.
+	CircuitThreshold int
+	CircuitCooldown  time.Duration
 	// Metrics is optional; nil records nothing.
 	Metrics *Metrics
 	// UserAgent defaults to "clever-operator".
@@ -110,6 +115,7 @@ type Client struct {
 	maxBackoff    time.Duration
 	maxRetryAfter time.Duration
 	limiter       *rate.Limiter
+	circuit       *circuit
 	metrics       *Metrics
 	userAgent     string
 	now           func() time.Time
@@ -207,6 +213,13 @@ func New(cfg Config) (*Client, error) {
 			burst = DefaultRateBurst
 		}
 		c.limiter = sharedLimiter(limiterKey(endpoint, creds), rate.Limit(limit), burst)
+	}
+	if cfg.CircuitThreshold >= 0 {
+		threshold := cfg.CircuitThreshold
+		if threshold == 0 {
+			threshold = 8
+		}
+		c.circuit = sharedCircuit(limiterKey(endpoint, creds), threshold, orDefault(cfg.CircuitCooldown, 30*time.Second))
 	}
 	return c, nil
 }
@@ -529,6 +542,12 @@ func (cl *call) setBody(v any) error {
 func (c *Client) do(ctx context.Context, cl *call) error {
 	var prevErr error // error of the previous attempt, reported if the caller gives up
 	for attempt := 0; ; attempt++ {
+		if c.circuit != nil && !c.circuit.allow(c.now()) {
+			if prevErr != nil {
+				return prevErr
+			}
+			return &RequestError{Method: cl.method, Route: cl.route, Op: opCircuit, Err: ErrCircuitOpen}
+		}
 		if err := c.waitLimiter(ctx, cl); err != nil {
 			if prevErr != nil && ctx.Err() != nil {
 				return withCtxErr(prevErr, ctx)
@@ -536,6 +555,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 			return err
 		}
 		err := c.attempt(ctx, cl)
+		if c.circuit != nil && ctx.Err() == nil {
+			c.circuit.record(err, c.now())
+		}
 		if err == nil {
 			return nil
 		}

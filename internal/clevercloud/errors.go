@@ -83,13 +83,14 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 // RequestError.Op values.
 const (
-	opBuild  = "building request"
-	opEncode = "encoding request body"
-	opSign   = "signing request"
-	opWait   = "waiting for rate limiter"
-	opSend   = "sending request"
-	opRead   = "reading response"
-	opDecode = "decoding response"
+	opBuild   = "building request"
+	opEncode  = "encoding request body"
+	opSign    = "signing request"
+	opWait    = "waiting for rate limiter"
+	opSend    = "sending request"
+	opCircuit = "circuit breaker"
+	opRead    = "reading response"
+	opDecode  = "decoding response"
 )
 
 // errRateLimiterWait is wrapped when the client-side limiter cannot grant a token
@@ -101,6 +102,9 @@ var errRateLimiterWait = errors.New("client-side rate limit would exceed the con
 type decodeError struct{ msg string }
 
 func (e *decodeError) Error() string { return e.msg }
+
+// IsConflict reports a 409 (e.g. a migration already running).
+func IsConflict(err error) bool { return statusIs(err, http.StatusConflict) }
 
 // IsNotFound reports whether err is (or wraps) a 404 APIError.
 func IsNotFound(err error) bool { return statusIs(err, http.StatusNotFound) }
@@ -133,7 +137,7 @@ func IsRetryable(err error) bool {
 			ae.StatusCode == http.StatusTooManyRequests ||
 			ae.StatusCode >= 500
 	}
-	if errors.Is(err, errRateLimiterWait) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, errRateLimiterWait) || errors.Is(err, ErrCircuitOpen) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var re *RequestError

@@ -270,7 +270,7 @@ func ApplyOverride(base, override APIConfig) (APIConfig, error) {
 			}
 			result = override
 			if override.Mode() == ModeBearer {
-				result = APIConfig{Endpoint: override.Endpoint, BearerToken: override.BearerToken}
+				result = APIConfig{Endpoint: override.Endpoint, BearerToken: override.Bearer()}
 			}
 		}
 	}

@@ -352,3 +352,14 @@ func TestRedaction(t *testing.T) {
 		t.Errorf("MarshalLog = %s", j)
 	}
 }
+
+func TestApplyOverrideLoneTokenToOtherEndpointIsBearer(t *testing.T) {
+	base := APIConfig{Token: "t", Secret: "s", ConsumerKey: "k", ConsumerSecret: "c"}
+	got, err := ApplyOverride(base, APIConfig{Endpoint: "https://other.test", Token: "ns-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode() != ModeBearer || got.Bearer() != "ns-token" || got.Endpoint != "https://other.test" || got.Secret != "" {
+		t.Fatalf("got %#v (mode %s)", got, got.Mode())
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/logging"
 )
 
 // Defaults for a watches.yaml entry that does not set them.
@@ -77,7 +78,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithInstallAnnotations(annotation.DefaultInstallAnnotations...),
 		reconciler.WithUpgradeAnnotations(annotation.DefaultUpgradeAnnotations...),
 		reconciler.WithUninstallAnnotations(annotation.DefaultUninstallAnnotations...),
-		reconciler.WithLog(cappedLogger(o.Log.WithName(kind.Lower()), maxHelmVerbosity)),
+		reconciler.WithLog(logging.Capped(o.Log.WithName(kind.Lower()), logging.MaxHelmVerbosity)),
 	}
 	if w.Selector != nil {
 		opts = append(opts, reconciler.WithSelector(*w.Selector))

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -102,7 +103,7 @@ func (g getOnly) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _
 func TestCappedLoggerHidesReleaseDiffs(t *testing.T) {
 	var lines []string
 	base := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 10})
-	l := cappedLogger(base, maxHelmVerbosity)
+	l := logging.Capped(base, logging.MaxHelmVerbosity)
 	if l.V(4).Enabled() {
 		t.Fatal("V(4) enabled: helm-operator-plugins would print release diffs with credentials")
 	}

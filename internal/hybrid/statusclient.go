@@ -13,10 +13,10 @@ import (
 
 // engineOwned are the status fields the engine writes; the Helm reconciler's status writes
 // would erase them (it rebuilds status as {conditions, deployedRelease}).
-var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt"}
+var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady, status.TypePaused}
+var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled"}
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
 // rendered manifest (it contains the credentials), replaces Helm's Paused condition by the

@@ -266,7 +266,7 @@ var _ = Describe("validation on update", func() {
 		Entry("KV spec.organisation", with(kv, "kv-move-orga"),
 			"orga_00000000-0000-0000-0000-000000000002", []string{"spec", "organisation"},
 			"spec.organisation is immutable"),
-		Entry("PostgreSql spec.instance.region", with(postgreSql, "pg-move-region"),
+		Entry("ElasticSearch spec.instance.region (no region migration for this kind)", with(elasticSearch, "es-move-region"),
 			"rbx", []string{"spec", "instance", "region"}, "spec.instance.region is immutable"),
 		Entry("Metabase spec.instance.region", with(metabase, "mb-move-region"),
 			"rbx", []string{"spec", "instance", "region"}, "spec.instance.region is immutable"),
@@ -276,15 +276,32 @@ var _ = Describe("validation on update", func() {
 			"rbx", []string{"spec", "instance", "region"}, "spec.instance.region is immutable"),
 	)
 
-	It("allows changing the plan, the options, the secret name and the metadata", func() {
+	It("allows what a migration can apply (plan, region, a version upgrade), the secret name and the metadata", func() {
 		obj := postgreSql("pg-mutable")
 		create(obj)
 		live := get(obj)
 		Expect(unstructured.SetNestedField(live.Object, "m_med", "spec", "instance", "plan")).To(Succeed())
-		Expect(unstructured.SetNestedField(live.Object, true, "spec", "options", "encryption")).To(Succeed())
+		Expect(unstructured.SetNestedField(live.Object, "rbx", "spec", "instance", "region")).To(Succeed())
+		v, _, _ := unstructured.NestedInt64(live.Object, "spec", "options", "version")
+		if v < 18 {
+			Expect(unstructured.SetNestedField(live.Object, v+1, "spec", "options", "version")).To(Succeed())
+		}
 		Expect(unstructured.SetNestedField(live.Object, "other-secrets", "spec", "secret", "name")).To(Succeed())
 		live.SetLabels(map[string]string{"team": "data"})
 		Expect(k8s.Update(ctx, live)).To(Succeed())
 		Expect(get(obj).GetGeneration()).To(BeEquivalentTo(2))
 	})
+
+	DescribeTable("rejects what Clever Cloud cannot change on an existing add-on",
+		func(build func() *unstructured.Unstructured, value any, path []string, want string) {
+			obj := build()
+			create(obj)
+			live := get(obj)
+			Expect(unstructured.SetNestedField(live.Object, value, path...)).To(Succeed())
+			expectInvalid(k8s.Update(ctx, live), want)
+		},
+		Entry("PostgreSql encryption", with(postgreSql, "pg-enc"), true, []string{"spec", "options", "encryption"}, "spec.options.encryption is set when the add-on is created"),
+		Entry("PostgreSql version downgrade", with(postgreSql, "pg-down"), int64(11), []string{"spec", "options", "version"}, "cannot go down"),
+		Entry("ElasticSearch kibana", with(elasticSearch, "es-kibana"), true, []string{"spec", "options", "kibana"}, "cannot change"),
+	)
 })

@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -176,6 +177,8 @@ func assertNoCredentialLeak() {
 		}
 	}
 	for _, v := range values {
+		b64 := base64.StdEncoding.EncodeToString([]byte(v))
+		Expect(logText).NotTo(ContainSubstring(b64), "base64 credential value in operator logs (request bodies)")
 		Expect(logText).NotTo(ContainSubstring(v), "credential value in operator logs")
 		Expect(string(evText)).NotTo(ContainSubstring(v), "credential value in events")
 		Expect(statusText.String()).NotTo(ContainSubstring(v), "credential value in status")

@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
@@ -63,7 +64,8 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
+	// The operator's own cap (as main sets it) over a logger opened to the highest verbosity.
+	ctrl.SetLogger(logging.Capped(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))), logging.MaxVerbosity))
 	// Charts in watches.yaml are relative to the repository root, as for `make run`.
 	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
 	var err error
@@ -77,6 +79,7 @@ var _ = BeforeSuite(func() {
 	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds},
 		ProvisioningDelay: 300 * time.Millisecond,
+		MigrationDuration: 2 * time.Second,
 		Seed:              42,
 	})
 	startManager()

@@ -1,13 +1,18 @@
-package hybrid
+// Package logging caps log verbosity where libraries would print credentials.
+package logging
 
 import "github.com/go-logr/logr"
 
-// maxHelmVerbosity caps the Helm reconciler's log verbosity: at V(4) helm-operator-plugins
+// MaxHelmVerbosity caps the Helm reconciler's log verbosity: at V(4) helm-operator-plugins
 // prints whole release diffs (the rendered Secret, credentials included) to stdout.
-const maxHelmVerbosity = 3
+const MaxHelmVerbosity = 3
 
-// cappedLogger returns l with every level above max disabled.
-func cappedLogger(l logr.Logger, max int) logr.Logger {
+// MaxVerbosity caps the whole operator: client-go logs request and response bodies (Secrets
+// included, base64-encoded) at V(8) through the contextual logger.
+const MaxVerbosity = 6
+
+// Capped returns l with every level above max disabled.
+func Capped(l logr.Logger, max int) logr.Logger {
 	if l.GetSink() == nil {
 		return l
 	}

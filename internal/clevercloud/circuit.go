@@ -1,0 +1,92 @@
+package clevercloud
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// ErrCircuitOpen is returned without any request while Clever Cloud keeps answering 429 or
+// 5xx to a credential set: after CircuitThreshold consecutive such failures the circuit opens
+// for CircuitCooldown (doubling while failures go on, up to 5 minutes), then lets a request
+// through to probe.
+var ErrCircuitOpen = errors.New("circuit open: Clever Cloud keeps refusing or failing requests; waiting before trying again")
+
+const maxCircuitCooldown = 5 * time.Minute
+
+// circuit is shared per credential set, like the rate limiter.
+type circuit struct {
+	mu        sync.Mutex
+	failures  int
+	openUntil time.Time
+	cooldown  time.Duration
+	threshold int
+	base      time.Duration
+}
+
+var circuits = struct {
+	sync.Mutex
+	m map[string]*circuit
+}{m: map[string]*circuit{}}
+
+func sharedCircuit(key string, threshold int, cooldown time.Duration) *circuit {
+	circuits.Lock()
+	defer circuits.Unlock()
+	c, ok := circuits.m[key]
+	if !ok {
+		c = &circuit{}
+		circuits.m[key] = c
+	}
+	c.mu.Lock()
+	c.threshold, c.base = threshold, cooldown
+	c.mu.Unlock()
+	return c
+}
+
+// allow reports whether a request may be sent now.
+func (c *circuit) allow(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !now.Before(c.openUntil)
+}
+
+// record counts the outcome of a request.
+func (c *circuit) record(err error, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !countsAgainstCircuit(err) {
+		c.failures, c.cooldown = 0, 0
+		return
+	}
+	c.failures++
+	if c.failures < c.threshold {
+		return
+	}
+	switch {
+	case c.cooldown == 0:
+		c.cooldown = c.base
+	case c.cooldown < maxCircuitCooldown:
+		c.cooldown = min(2*c.cooldown, maxCircuitCooldown)
+	}
+	c.openUntil = now.Add(c.cooldown)
+}
+
+// countsAgainstCircuit: 429, 5xx and transport failures.
+func countsAgainstCircuit(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.StatusCode == http.StatusTooManyRequests || ae.StatusCode >= 500
+	}
+	var re *RequestError
+	return errors.As(err, &re) && re.Op == opSend
+}
+
+// IsThrottled says whether err means "too many requests for now": a 429, the circuit open,
+// or the client-side rate limit. Callers keep their state and try again later.
+func IsThrottled(err error) bool {
+	return statusIs(err, http.StatusTooManyRequests) || errors.Is(err, ErrCircuitOpen) || errors.Is(err, errRateLimiterWait)
+}

@@ -1,0 +1,64 @@
+package clevercloud
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestCircuitOpensAfterRepeatedFailuresAndRecovers(t *testing.T) {
+	var hits atomic.Int32
+	var failing atomic.Bool
+	failing.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"id":-500,"message":"down","type":"error"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":"user_1"}`))
+	}))
+	defer srv.Close()
+	now := time.Unix(1_700_000_000, 0)
+	c, err := New(Config{Endpoint: srv.URL, Credentials: Credentials{BearerToken: "circuit-test-" + t.Name()},
+		MaxRetries: -1, CircuitThreshold: 3, CircuitCooldown: time.Minute, RateLimit: -1, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if _, err := c.Self(ctx); !IsRetryable(err) || errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if _, err := c.Self(ctx); !errors.Is(err, ErrCircuitOpen) || !IsThrottled(err) || !IsRetryable(err) {
+		t.Fatalf("4th call: want circuit open, got %v", err)
+	}
+	if n := hits.Load(); n != 3 {
+		t.Fatalf("server saw %d requests, want 3 (the open circuit sends nothing)", n)
+	}
+	failing.Store(false)
+	now = now.Add(61 * time.Second)
+	if _, err := c.Self(ctx); err != nil {
+		t.Fatalf("after the cooldown: %v", err)
+	}
+	if _, err := c.Self(ctx); err != nil {
+		t.Fatalf("closed again: %v", err)
+	}
+	// A client with other credentials has its own circuit.
+	other, _ := New(Config{Endpoint: srv.URL, Credentials: Credentials{BearerToken: "other-" + t.Name()}, RateLimit: -1})
+	if _, err := other.Self(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIsThrottled(t *testing.T) {
+	if !IsThrottled(&APIError{StatusCode: 429}) || IsThrottled(&APIError{StatusCode: 500}) || !IsThrottled(&RequestError{Err: ErrCircuitOpen}) {
+		t.Fatal("IsThrottled misclassifies")
+	}
+}
