@@ -69,7 +69,8 @@ type Reconciler struct {
 	Log                     logr.Logger
 	Now                     func() time.Time
 
-	observed sync.Map // types.UID -> time.Time of the last API observation
+	observed  sync.Map // types.UID -> time.Time of the last API observation
+	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
 }
 
 func (r *Reconciler) now() time.Time {
@@ -138,6 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = logr.NewContext(ctx, log)
 	if obj.GetDeletionTimestamp() != nil {
 		r.observed.Delete(obj.GetUID())
+		r.refreshes.Delete(obj.GetUID())
 		return r.finalize(ctx, obj)
 	}
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
@@ -357,6 +359,23 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 		return res, true, err
 	}
+	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+	forced := requested != "" && requested != handled
+	if n := r.countRefresh(obj); n%2 == 1 && !forced {
+		// Every other period reads the add-on itself instead of its env (still one call):
+		// an add-on deleted out of band, or whose plan or region changed, is seen too.
+		a, err := api.GetAddon(ctx, org, addonID)
+		switch {
+		case clevercloud.IsNotFound(err):
+			return ctrl.Result{}, false, nil
+		case err != nil:
+			res, err := r.failAPI(ctx, obj, "refreshing the add-on", err)
+			return res, true, err
+		}
+		r.observed.Store(obj.GetUID(), r.now())
+		return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, true, r.reportDrift(ctx, obj, r.addonDrift(obj, a))
+	}
 	data, pending, err := r.credentials(ctx, api, obj, org, addonID, realID, nil)
 	switch {
 	case clevercloud.IsNotFound(err):
@@ -366,6 +385,9 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 		return res, true, err
 	case pending != "":
 		return ctrl.Result{}, false, nil
+	}
+	if err := r.reportDrift(ctx, obj, r.versionDrift(obj, data)); err != nil {
+		return ctrl.Result{}, true, err
 	}
 	res, err := r.publish(ctx, obj, addonID, realID, data)
 	return res, true, err

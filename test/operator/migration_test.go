@@ -72,7 +72,9 @@ var _ = Describe("periodic refresh", func() {
 		// period, so per-resource economy is asserted by the forced-refresh spec instead).
 		fake.ResetCounts()
 		time.Sleep(7 * time.Second)
-		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons/{addonId}/env"]).To(BeNumerically(">=", 2))
+		counts := fake.Counts()
+		// Each period reads either the env or the add-on (alternately), one call.
+		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"] + counts["GET /v2/organisations/{ownerId}/addons/{addonId}"]).To(BeNumerically(">=", 2))
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 
 		// Deleted out of band: recreated (the Rust operator's behaviour), with a Warning.
@@ -81,5 +83,28 @@ var _ = Describe("periodic refresh", func() {
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		Expect(events(get(cr))).To(ContainElement("Warning AddonMissing"))
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
+	})
+})
+
+var _ = Describe("drift", func() {
+	ctx := context.Background()
+
+	It("reports a plan changed outside the operator within two refresh periods, without flipping Ready", func() {
+		stopManager()
+		startManagerWith(3 * time.Second)
+		defer func() { stopManager(); startManager() }()
+		ns := newNamespace()
+		cr := sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		id := statusString(get(cr), "addon")
+		// Someone migrates the add-on in the console.
+		_, err := newClient().StartMigration(ctx, "orga_00000000-0000-0000-0000-000000000001", id, clevercloud.MigrationRequest{
+			PlanID: fake.PlanID("postgresql-addon", "xs_sml"), Region: "par"})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() string { return condition(get(cr), "Drifted") }, 30*time.Second).Should(Equal("True/PlanDrift"))
+		Expect(conditionMessage(get(cr), "Drifted")).To(ContainSubstring("xs_sml"))
+		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
+		Eventually(func() []string { return events(get(cr)) }).Should(ContainElement("Warning PlanDrift"))
 	})
 })
