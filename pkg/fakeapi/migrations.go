@@ -1,7 +1,6 @@
 package fakeapi
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -250,12 +249,8 @@ func (s *Server) startMigration(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	data, ok := readBody(w, r)
+	data, ok := readObjectBody(w, r)
 	if !ok {
-		return
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, "invalid JSON body: expected a JSON object")
 		return
 	}
 	var body clevercloud.MigrationRequest

@@ -469,18 +469,27 @@ func jsonErrorMessage(err error) string {
 	return "invalid JSON body: malformed JSON"
 }
 
+// readObjectBody reads a request body that must be a JSON object (400 otherwise).
+func readObjectBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, "invalid JSON body: expected a JSON object")
+		return nil, false
+	}
+	return data, true
+}
+
 func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
 	if !validOwner(owner) {
 		ownerNotFound(w)
 		return
 	}
-	data, ok := readBody(w, r)
+	data, ok := readObjectBody(w, r)
 	if !ok {
-		return
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, "invalid JSON body: expected a JSON object")
 		return
 	}
 	var body clevercloud.CreateOpts // "options": null or missing leaves Options zero
