@@ -3,9 +3,14 @@
 package envtestutil
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -36,4 +41,37 @@ func New(crdDirs ...string) (*envtest.Environment, error) {
 		CRDDirectoryPaths:     crdDirs,
 		ErrorIfCRDPathMissing: len(crdDirs) > 0,
 	}, nil
+}
+
+// LogBuffer collects log output safely from many goroutines (suites read it to prove that
+// no credential is logged).
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// Sample loads config/samples/<file> (paths relative to the repository root) into namespace ns.
+func Sample(file, ns string) (*unstructured.Unstructured, error) {
+	b, err := os.ReadFile(filepath.Join("config", "samples", file))
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	u.SetNamespace(ns)
+	return u, nil
 }

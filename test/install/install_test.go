@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
@@ -174,7 +172,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		opts.LeaderElection = true
 		opts.LeaderElectionNamespace = systemNamespace
 		opts.Controller.SkipNameValidation = ptr.To(true)
-		logs := &lockedBuffer{}
+		logs := &envtestutil.LogBuffer{}
 		opts.Logger = zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
 		mgr, err := ctrl.NewManager(saCfg, opts)
 		Expect(err).NotTo(HaveOccurred())
@@ -237,11 +235,8 @@ func decode(b []byte) []*unstructured.Unstructured {
 }
 
 func sample(file, ns string) *unstructured.Unstructured {
-	b, err := os.ReadFile(filepath.Join("config", "samples", file))
+	u, err := envtestutil.Sample(file, ns)
 	Expect(err).NotTo(HaveOccurred())
-	u := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed())
-	u.SetNamespace(ns)
 	return u
 }
 
@@ -268,20 +263,3 @@ func stderrOf(err error) string {
 }
 
 func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}

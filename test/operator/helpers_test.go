@@ -3,8 +3,6 @@ package operator_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -15,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/test/envtestutil"
 )
 
 var nsCounter atomic.Int64
@@ -31,11 +29,8 @@ func newNamespace() string {
 
 // sample loads config/samples/<file> into namespace ns.
 func sample(file, ns string) *unstructured.Unstructured {
-	b, err := os.ReadFile(filepath.Join("config", "samples", file))
+	u, err := envtestutil.Sample(file, ns)
 	Expect(err).NotTo(HaveOccurred())
-	u := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed())
-	u.SetNamespace(ns)
 	return u
 }
 

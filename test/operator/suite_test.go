@@ -4,14 +4,12 @@
 package operator_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,7 +58,7 @@ var (
 	probeAddr string
 	// logs receives everything the operator logs, at the highest verbosity, so the suite can
 	// prove no credential ever reaches a log line.
-	logs = &syncBuffer{}
+	logs = &envtestutil.LogBuffer{}
 )
 
 var _ = BeforeSuite(func() {
@@ -147,21 +145,4 @@ func freeAddr() string {
 	Expect(err).NotTo(HaveOccurred())
 	defer l.Close()
 	return l.Addr().String()
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
