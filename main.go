@@ -32,6 +32,8 @@ import (
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/status;redis/status;mysqls/status;mongodbs/status;elasticsearches/status;pulsars/status;configproviders/status;kvs/status;metabases/status;keycloaks/status;matomos/status;otoroshis/status;azimutts/status;cellars/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 

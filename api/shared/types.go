@@ -66,18 +66,123 @@ type MigratableInstance struct {
 	Plan string `json:"plan"`
 }
 
-// SecretSpec customises the Kubernetes Secret that receives the add-on's
-// credentials (its environment variables).
+// SecretSpec shapes what the operator publishes from the add-on's credentials (its
+// environment variables). Every field is optional; without the block the operator writes
+// `<metadata.name>-secrets` with the add-on's raw keys, as the Rust operator did.
+// +kubebuilder:validation:XValidation:rule="!has(self.templates) || self.templates.all(k, k.matches('^[-._a-zA-Z0-9]+$'))",message="spec.secret.templates keys must be valid Secret keys (letters, digits, '-', '_', '.')"
+// +kubebuilder:validation:XValidation:rule="!has(self.labels) || self.labels.all(k, !k.startsWith('api.clever-cloud.com/') && !k.startsWith('app.kubernetes.io/'))",message="spec.secret.labels cannot set api.clever-cloud.com/ or app.kubernetes.io/ labels: the operator owns them"
+// +kubebuilder:validation:XValidation:rule="!has(self.annotations) || self.annotations.all(k, !k.startsWith('api.clever-cloud.com/') && !k.startsWith('meta.helm.sh/'))",message="spec.secret.annotations cannot set api.clever-cloud.com/ or meta.helm.sh/ annotations: the operator owns them"
 type SecretSpec struct {
 	// Name is the name of the Secret holding the credentials, in the namespace
 	// of this resource; default `<metadata.name>-secrets`. Set it when two
 	// resources of different kinds share a name in one namespace, since their
-	// default Secret names would collide. Must be a DNS subdomain name.
+	// default Secret names would collide. Must be a DNS subdomain name. Changing
+	// it moves the credentials: the new Secret is written before the old one is
+	// removed.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name,omitempty"`
+
+	// Disabled publishes no credentials Secret (nor the service binding Secret),
+	// for consumers that only observe the add-on or read its credentials elsewhere.
+	// The ConfigMap (when asked for) is still published. The operator keeps its
+	// own internal copy (`<metadata.name>-<kind>-source`).
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+
+	// Labels are added to the published Secret (and ConfigMap). Keys under
+	// `api.clever-cloud.com/` and `app.kubernetes.io/` are reserved.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations are added to the published Secret (and ConfigMap). Keys under
+	// `api.clever-cloud.com/` and `meta.helm.sh/` are reserved.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// KeyPrefix is put in front of every key taken from the add-on (for example
+	// `APP_` turns `POSTGRESQL_ADDON_HOST` into `APP_POSTGRESQL_ADDON_HOST`), in
+	// the Secret and the ConfigMap. Template keys are used as written.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]*$`
+	KeyPrefix string `json:"keyPrefix,omitempty"`
+
+	// Templates adds keys whose values are Go templates (with the sprig
+	// functions Helm offers) over the add-on's raw keys, for example
+	// `DATABASE_URL: "postgresql://{{ .POSTGRESQL_ADDON_USER }}:{{ .POSTGRESQL_ADDON_PASSWORD }}@{{ .POSTGRESQL_ADDON_HOST }}:{{ .POSTGRESQL_ADDON_PORT }}/{{ .POSTGRESQL_ADDON_DB }}"`.
+	// A template that does not parse, or names a key the add-on does not have,
+	// sets Ready=False with reason `SecretTemplateInvalid` and leaves the
+	// published Secret as it was. A template key overrides an add-on key of the
+	// same name.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Templates map[string]string `json:"templates,omitempty"`
+
+	// ConfigMap, when set, also publishes the non-secret part of the
+	// credentials (host, port, database name, version, URLs without
+	// passwords; see docs/kinds.md) in a ConfigMap.
+	// +optional
+	ConfigMap *ConfigMapSpec `json:"configMap,omitempty"`
+
+	// Rollout restarts workloads when the credentials change: the Deployments
+	// and StatefulSets of this namespace matched by the selector get their pod
+	// template annotated with the new credentials hash. Workloads can also opt
+	// in with the annotation `api.clever-cloud.com/rollout-on-secret-change`
+	// listing Secret names.
+	// +optional
+	Rollout *RolloutSpec `json:"rollout,omitempty"`
+}
+
+// ConfigMapSpec asks for a ConfigMap with the non-secret part of the credentials.
+type ConfigMapSpec struct {
+	// Name of the ConfigMap; default `<metadata.name>-config`.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+}
+
+// RolloutSpec selects the workloads to restart when the credentials change.
+type RolloutSpec struct {
+	// Selector matches Deployments and StatefulSets in this namespace by label.
+	Selector metav1.LabelSelector `json:"selector"`
+}
+
+// BindingStatus points at the Secret of a Service Binding (servicebinding.io)
+// Provisioned Service.
+type BindingStatus struct {
+	// Name of the Secret, in this namespace, of type `servicebinding.io/<type>`.
+	Name string `json:"name"`
+}
+
+// CredentialsStatus tells when the published credentials last changed, without
+// their values.
+type CredentialsStatus struct {
+	// Hash is a content hash of the add-on's credentials (also the annotation
+	// api.clever-cloud.com/credentials-hash on the Secret).
+	// +optional
+	Hash string `json:"hash,omitempty"`
+
+	// LastChangedAt is when the operator last saw the credentials change
+	// (first publication included).
+	// +optional
+	LastChangedAt *metav1.Time `json:"lastChangedAt,omitempty"`
+
+	// RolledOutHash is the hash the opted-in workloads were last restarted for.
+	// +optional
+	RolledOutHash string `json:"rolledOutHash,omitempty"`
+
+	// LastRotationRequest is the value of the
+	// api.clever-cloud.com/rotate-requested-at annotation the operator last
+	// acted on.
+	// +optional
+	LastRotationRequest string `json:"lastRotationRequest,omitempty"`
 }
 
 // ConditionStatus is the status of a condition: True, False or Unknown.
@@ -162,6 +267,22 @@ type CommonStatus struct {
 	// add-on's credentials (`spec.secret.name`, default `<metadata.name>-secrets`).
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+
+	// Binding is the Service Binding (servicebinding.io) Secret of database-like
+	// kinds: a Secret of type `servicebinding.io/<type>` with the well-known
+	// entries (`type`, `provider`, `host`, `port`, `username`, `password`,
+	// `database`, `uri` as applicable).
+	// +optional
+	Binding *BindingStatus `json:"binding,omitempty"`
+
+	// ConfigMapName is the ConfigMap with the non-secret part of the
+	// credentials, when spec.secret.configMap asks for one.
+	// +optional
+	ConfigMapName string `json:"configMapName,omitempty"`
+
+	// Credentials tells when the credentials last changed (no values).
+	// +optional
+	Credentials *CredentialsStatus `json:"credentials,omitempty"`
 
 	// Conditions are the latest observations of the resource's state. `Ready`
 	// summarises them; the Helm reconciler's conditions are kept alongside.

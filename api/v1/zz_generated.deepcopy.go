@@ -108,7 +108,7 @@ func (in *AzimuttSpec) DeepCopyInto(out *AzimuttSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -221,7 +221,7 @@ func (in *CellarSpec) DeepCopyInto(out *CellarSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -324,7 +324,7 @@ func (in *ConfigProviderSpec) DeepCopyInto(out *ConfigProviderSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -437,7 +437,7 @@ func (in *ElasticSearchSpec) DeepCopyInto(out *ElasticSearchSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -550,7 +550,7 @@ func (in *KeycloakSpec) DeepCopyInto(out *KeycloakSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -663,7 +663,7 @@ func (in *MatomoSpec) DeepCopyInto(out *MatomoSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -776,7 +776,7 @@ func (in *MetabaseSpec) DeepCopyInto(out *MetabaseSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -889,7 +889,7 @@ func (in *MongoDbSpec) DeepCopyInto(out *MongoDbSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -1002,7 +1002,7 @@ func (in *MySqlSpec) DeepCopyInto(out *MySqlSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -1115,7 +1115,7 @@ func (in *OtoroshiSpec) DeepCopyInto(out *OtoroshiSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -1228,7 +1228,7 @@ func (in *PostgreSqlSpec) DeepCopyInto(out *PostgreSqlSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
@@ -1341,7 +1341,7 @@ func (in *RedisSpec) DeepCopyInto(out *RedisSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 

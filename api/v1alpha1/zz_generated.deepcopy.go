@@ -92,7 +92,7 @@ func (in *KVSpec) DeepCopyInto(out *KVSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 

@@ -92,7 +92,7 @@ func (in *PulsarSpec) DeepCopyInto(out *PulsarSpec) {
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
-		**out = **in
+		(*in).DeepCopyInto(*out)
 	}
 }
 
