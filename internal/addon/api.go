@@ -28,6 +28,7 @@ type API interface {
 	StartMigration(ctx context.Context, ownerID, addonID string, req clevercloud.MigrationRequest) (*clevercloud.Migration, error)
 	GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*clevercloud.Migration, error)
 	ListMigrations(ctx context.Context, ownerID, addonID string) ([]clevercloud.Migration, error)
+	RenewCellarCredentials(ctx context.Context, ownerID, realID string) error
 }
 
 // Credentials gives the API client for a namespace: the namespace's own credentials when it

@@ -3,6 +3,7 @@
 package addon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -45,6 +46,38 @@ type Kind struct {
 	ConfigProvider bool
 	// Noun is used in event messages ("managed postgresql instance").
 	Noun string
+	// PublicKeys are the add-on keys that hold no secret: the content of the optional
+	// ConfigMap (spec.secret.configMap).
+	PublicKeys []string
+	// Binding describes the servicebinding.io Secret of database-like kinds (nil: none).
+	Binding *Binding
+	// Renew asks Clever Cloud to regenerate the add-on's credentials (the
+	// rotate-requested-at annotation); nil when the API offers no way to do it.
+	Renew func(ctx context.Context, api API, ownerID, realID string) error
+}
+
+// Binding maps a kind's add-on keys to the well-known entries of a servicebinding.io
+// Provisioned Service Secret (type servicebinding.io/<Type>).
+type Binding struct {
+	// Type is the binding type (the Secret type suffix and the `type` entry).
+	Type string
+	// Entries maps a well-known entry (host, port, username, password, database, uri, ...)
+	// to the add-on key holding its value.
+	Entries map[string]string
+}
+
+// BindingProvider is the `provider` entry of every binding Secret.
+const BindingProvider = "clever-cloud"
+
+func dbBinding(typ, prefix string) *Binding {
+	return &Binding{Type: typ, Entries: map[string]string{
+		"host": prefix + "_HOST", "port": prefix + "_PORT", "username": prefix + "_USER",
+		"password": prefix + "_PASSWORD", "database": prefix + "_DB", "uri": prefix + "_URI",
+	}}
+}
+
+func dbPublic(prefix string) []string {
+	return []string{prefix + "_HOST", prefix + "_PORT", prefix + "_DB", prefix + "_VERSION"}
 }
 
 func v(version, kind string) schema.GroupVersionKind {
@@ -54,32 +87,51 @@ func v(version, kind string) schema.GroupVersionKind {
 // Kinds is the table of every kind the operator manages.
 var Kinds = []Kind{
 	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true,
+		PublicKeys: dbPublic("POSTGRESQL_ADDON"), Binding: dbBinding("postgresql", "POSTGRESQL_ADDON"),
 		Versions: map[int64]string{11: "11", 12: "12", 13: "13", 14: "14", 15: "15", 16: "16", 17: "17", 18: "18"}},
 	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true,
-		Versions: map[int64]string{724: "7.2.4", 880: "8.8.0"}},
+		PublicKeys: []string{"REDIS_HOST", "REDIS_PORT", "REDIS_VERSION"},
+		Binding:    &Binding{Type: "redis", Entries: map[string]string{"host": "REDIS_HOST", "port": "REDIS_PORT", "password": "REDIS_PASSWORD", "uri": "REDIS_URL"}},
+		Versions:   map[int64]string{724: "7.2.4", 880: "8.8.0"}},
 	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true,
+		PublicKeys: dbPublic("MYSQL_ADDON"), Binding: dbBinding("mysql", "MYSQL_ADDON"),
 		Versions: map[int64]string{57: "5.7", 80: "8.0", 84: "8.4"}},
 	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true,
+		PublicKeys: dbPublic("MONGODB_ADDON"), Binding: dbBinding("mongodb", "MONGODB_ADDON"),
 		Versions: map[int64]string{403: "4.0.3"}},
 	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, ElasticServices: true,
-		Versions: map[int64]string{7: "7", 8: "8", 9: "9"}},
+		PublicKeys: []string{"ES_ADDON_HOST", "ES_ADDON_VERSION", "ES_ADDON_KIBANA_HOST", "ES_ADDON_APM_HOST"},
+		Binding:    &Binding{Type: "elasticsearch", Entries: map[string]string{"host": "ES_ADDON_HOST", "username": "ES_ADDON_USER", "password": "ES_ADDON_PASSWORD", "uri": "ES_ADDON_URI", "uris": "ES_ADDON_URI"}},
+		Versions:   map[int64]string{7: "7", 8: "8", 9: "9"}},
 	{GVK: v("v1beta1", "Pulsar"), FinalizerSuffix: "pulsar", ProviderID: "addon-pulsar", Noun: "pulsar",
-		FixedPlan: "plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13"},
+		PublicKeys: []string{"ADDON_PULSAR_HOSTNAME", "ADDON_PULSAR_BINARY_PORT", "ADDON_PULSAR_BINARY_URL", "ADDON_PULSAR_HTTP_PORT", "ADDON_PULSAR_HTTP_URL", "ADDON_PULSAR_TENANT", "ADDON_PULSAR_NAMESPACE"},
+		FixedPlan:  "plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13"},
 	{GVK: v("v1", "ConfigProvider"), FinalizerSuffix: "config-provider", ProviderID: "config-provider", Noun: "configuration provider",
 		FixedPlan: "plan_5d8e9596-dd73-4b73-84d9-e165372c5324", FixedRegion: "par", ConfigProvider: true},
 	{GVK: v("v1alpha1", "KV"), FinalizerSuffix: "materia-kv", ProviderID: "kv", Noun: "KV",
-		FixedPlan: "plan_53a1728d-4b9e-4254-94c4-b19163af587b"},
+		PublicKeys: []string{"KV_HOST", "KV_PORT", "REDIS_HOST", "REDIS_PORT"},
+		Binding:    &Binding{Type: "redis", Entries: map[string]string{"host": "KV_HOST", "port": "KV_PORT", "password": "KV_TOKEN", "uri": "REDIS_URL"}},
+		FixedPlan:  "plan_53a1728d-4b9e-4254-94c4-b19163af587b"},
 	{GVK: v("v1", "Metabase"), FinalizerSuffix: "metabase", ProviderID: "metabase", Noun: "metabase",
-		URLStatus: map[string]string{"url": "METABASE_URL"}},
+		PublicKeys: []string{"METABASE_URL"},
+		URLStatus:  map[string]string{"url": "METABASE_URL"}},
 	{GVK: v("v1", "Keycloak"), FinalizerSuffix: "keycloak", ProviderID: "keycloak", Noun: "keycloak",
-		URLStatus: map[string]string{"url": "CC_KEYCLOAK_URL", "admin_url": "CC_KEYCLOAK_ADMIN_URL"}},
+		PublicKeys: []string{"CC_KEYCLOAK_URL", "CC_KEYCLOAK_ADMIN_URL"},
+		URLStatus:  map[string]string{"url": "CC_KEYCLOAK_URL", "admin_url": "CC_KEYCLOAK_ADMIN_URL"}},
 	{GVK: v("v1", "Matomo"), FinalizerSuffix: "matomo", ProviderID: "addon-matomo", Noun: "matomo",
-		URLStatus: map[string]string{"url": "MATOMO_URL"}},
+		PublicKeys: []string{"MATOMO_URL"},
+		URLStatus:  map[string]string{"url": "MATOMO_URL"}},
 	{GVK: v("v1", "Otoroshi"), FinalizerSuffix: "otoroshi", ProviderID: "otoroshi", Noun: "otoroshi",
-		URLStatus: map[string]string{"url": "CC_OTOROSHI_URL"}},
+		PublicKeys: []string{"CC_OTOROSHI_URL", "CC_OTOROSHI_API_URL", "CC_OTOROSHI_SSO_URL"},
+		URLStatus:  map[string]string{"url": "CC_OTOROSHI_URL"}},
 	{GVK: v("v1", "Azimutt"), FinalizerSuffix: "azimutt", ProviderID: "azimutt", Noun: "azimutt"},
 	{GVK: v("v1", "Cellar"), FinalizerSuffix: "cellar", ProviderID: "cellar-addon", Noun: "cellar",
+		PublicKeys: []string{"CELLAR_ADDON_HOST"}, Renew: renewCellar,
 		URLStatus: map[string]string{"url": "CELLAR_ADDON_HOST"}},
+}
+
+func renewCellar(ctx context.Context, api API, ownerID, realID string) error {
+	return api.RenewCellarCredentials(ctx, ownerID, realID)
 }
 
 // KindFor returns the table row of a GVK.

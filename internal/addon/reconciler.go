@@ -150,8 +150,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	if rotationRequested(obj) {
+		if res, done, err := r.rotate(ctx, obj); done || err != nil {
+			return res, err
+		}
+	}
 	switch mode, wait := r.plan(ctx, obj); mode {
 	case upToDate:
+		if rolloutDue(obj) {
+			return r.rollout(ctx, obj)
+		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	case refreshDue:
 		if res, done, err := r.refresh(ctx, obj); done {
@@ -273,7 +281,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		}
 		_ = unstructured.SetNestedField(u.Object, addon.ID, "status", "addon")
 		_ = unstructured.SetNestedField(u.Object, addon.Plan.ID, "status", "plan")
-		_ = unstructured.SetNestedField(u.Object, SecretName(obj), "status", "secretName")
+		setOrRemove(u, r.Kind.PublicationFor(obj).SecretName, "status", "secretName")
 		if created {
 			if opts, err := r.Kind.Options(obj); err == nil && opts.Version != "" {
 				_ = unstructured.SetNestedField(u.Object, opts.Version, "status", "version")
@@ -393,7 +401,8 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 	return res, true, err
 }
 
-// publish writes the source Secret and reports the add-on ready.
+// publish writes the source Secret and reports the add-on ready, with where its credentials
+// are published (spec.secret), and restarts opted-in workloads when they changed.
 func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured, addonID, realID string, data map[string]string) (ctrl.Result, error) {
 	if err := r.adoptLegacySecret(ctx, obj); err != nil {
 		return ctrl.Result{}, err
@@ -402,18 +411,35 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 		return ctrl.Result{}, err
 	}
 	r.observed.Store(obj.GetUID(), r.now())
+	p := r.Kind.PublicationFor(obj)
+	if _, err := RenderTemplates(p.Templates, data); err != nil {
+		// The Helm side refuses the same templates, so the published Secret stays as it was.
+		return r.fail(ctx, obj, status.ReasonSecretTemplateInvalid, err.Error(), nil)
+	}
 	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
 		if og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 	}
-	msg := fmt.Sprintf("add-on %s is provisioned; credentials are in Secret %s", addonID, SecretName(obj))
+	msg := fmt.Sprintf("add-on %s is provisioned; credentials are in Secret %s", addonID, p.SecretName)
+	if p.Disabled {
+		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
+	}
+	hash := CredentialsHash(data)
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
 		for field, env := range r.Kind.URLStatus {
 			if v := data[env]; v != "" {
 				_ = unstructured.SetNestedField(u.Object, v, "status", field)
 			}
 		}
+		setOrRemove(u, p.SecretName, "status", "secretName")
+		setOrRemove(u, p.ConfigMapName, "status", "configMapName")
+		if p.BindingName != "" {
+			_ = unstructured.SetNestedField(u.Object, p.BindingName, "status", "binding", "name")
+		} else {
+			unstructured.RemoveNestedField(u.Object, "status", "binding")
+		}
+		recordCredentials(u, hash, r.now())
 		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
 		if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
 			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
@@ -425,7 +451,18 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
+	if rolloutDue(obj) {
+		return r.rollout(ctx, obj)
+	}
 	return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, nil
+}
+
+func setOrRemove(u *unstructured.Unstructured, v string, path ...string) {
+	if v == "" {
+		unstructured.RemoveNestedField(u.Object, path...)
+		return
+	}
+	_ = unstructured.SetNestedField(u.Object, v, path...)
 }
 
 func envToMap(env []clevercloud.Variable) map[string]string {

@@ -57,6 +57,7 @@ const (
 	RouteMigrations        = "/v2/organisations/{ownerId}/addons/{addonId}/migrations"
 	RouteMigration         = "/v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}"
 	RouteProviderInfo      = "/v4/addon-providers/{providerId}"
+	RouteCellarRenew       = "/v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew"
 )
 
 const (
@@ -345,6 +346,18 @@ func (c *Client) GetAddonEnv(ctx context.Context, ownerID, addonID string) ([]Va
 		return nil, err
 	}
 	return out, nil
+}
+
+// RenewCellarCredentials asks Clever Cloud to regenerate the secret key of a Cellar add-on
+// (POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew). The new
+// credentials are read back through the add-on's env; the answer's body is discarded.
+// Renewing twice is harmless, so it is retried.
+func (c *Client) RenewCellarCredentials(ctx context.Context, ownerID, realID string) error {
+	cl := &call{method: http.MethodPost, route: RouteCellarRenew, idempotent: true, sensitive: true}
+	if err := cl.setPath(RouteCellarRenew, "ownerId", ownerID, "realId", realID); err != nil {
+		return err
+	}
+	return c.do(ctx, cl)
 }
 
 // GetConfigProviderEnv returns the variables of a config provider add-on

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -19,6 +20,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/strvals"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,11 +66,13 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 	if err != nil {
 		return err
 	}
+	sc := NewStatusClient(mgr.GetClient(), kind)
+	sc.Recorder = mgr.GetEventRecorderFor("clever-operator")
 	opts := []reconciler.Option{
 		reconciler.WithGroupVersionKind(w.GroupVersionKind),
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
-		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind)),
+		reconciler.WithClient(sc),
 		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),
@@ -133,20 +137,53 @@ func Translator(c client.Client, kind *addon.Kind) values.Translator {
 		if !metav1.IsControlledBy(src, obj) {
 			return nil, fmt.Errorf("secret %s is not controlled by this resource", key.Name)
 		}
-		creds := make(map[string]any, len(src.Data))
+		data := make(map[string]string, len(src.Data))
 		for k, v := range src.Data {
-			creds[k] = string(v)
+			data[k] = string(v)
 		}
-		return chartutil.Values{
-			"crName":          obj.GetName(),
-			"kind":            kind.GVK.Kind,
-			"component":       kind.Lower(),
-			"secretName":      addon.SecretName(obj),
-			"addonId":         src.Annotations[addon.AnnotationAddonID],
-			"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
-			"credentials":     creds,
-		}, nil
+		return Values(kind, obj, src, data)
 	})
+}
+
+// Values builds the chart values from the resource's spec.secret and the add-on's keys.
+// Templates are checked here with the same functions and data the chart's tpl gets, so a
+// bad template stops before Helm renders anything: the published Secret stays as it was.
+func Values(kind *addon.Kind, obj *unstructured.Unstructured, src *corev1.Secret, data map[string]string) (chartutil.Values, error) {
+	p := kind.PublicationFor(obj)
+	if _, err := addon.RenderTemplates(p.Templates, data); err != nil {
+		return nil, err
+	}
+	vals := chartutil.Values{
+		"crName":          obj.GetName(),
+		"kind":            kind.GVK.Kind,
+		"component":       kind.Lower(),
+		"addonId":         src.Annotations[addon.AnnotationAddonID],
+		"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
+		"secret": map[string]any{
+			"name":        p.SecretName,
+			"enabled":     !p.Disabled,
+			"labels":      anyMap(p.Labels),
+			"annotations": anyMap(p.Annotations),
+		},
+		"credentials":  anyMap(p.SecretData(data)),
+		"templates":    anyMap(p.Templates),
+		"templateData": anyMap(data),
+	}
+	if p.ConfigMapName != "" {
+		vals["configMap"] = map[string]any{"name": p.ConfigMapName, "data": anyMap(p.ConfigMapData(kind, data))}
+	}
+	if p.BindingName != "" {
+		vals["binding"] = map[string]any{"name": p.BindingName, "type": kind.Binding.Type, "data": anyMap(kind.BindingData(data))}
+	}
+	return vals, nil
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // withOverrides applies a watch's overrideValues (strvals syntax; watches.Load already expanded
@@ -213,13 +250,40 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 		if err != nil {
 			return nil, err
 		}
-		return &prefixedActionClient{ActionInterface: ac, kind: kind}, nil
+		return &prefixedActionClient{ActionInterface: ac, kind: kind, recover: func(name string) error {
+			cfg, err := acg.ActionConfigFor(ctx, obj)
+			if err != nil {
+				return err
+			}
+			return failPendingRelease(cfg.Releases, name)
+		}}, nil
 	}), nil
 }
 
 type prefixedActionClient struct {
 	helmclient.ActionInterface
 	kind *addon.Kind
+	// recover marks an interrupted release failed (see Upgrade).
+	recover func(releaseName string) error
+}
+
+// errPending is Helm's refusal to touch a release whose last operation never finished.
+const errPending = "another operation (install/upgrade/rollback) is in progress"
+
+// failPendingRelease marks the last revision of a release failed when it is still pending:
+// the operator that started it died mid-way (one reconcile per resource runs at a time, under
+// leader election, so nobody else is working on it). Helm then upgrades from it as usual;
+// as an upgrade creates new objects before deleting old ones, nothing published is lost.
+func failPendingRelease(store *storage.Storage, name string) error {
+	last, err := store.Last(name)
+	if err != nil {
+		return err
+	}
+	if !last.Info.Status.IsPending() {
+		return nil
+	}
+	last.SetStatus(release.StatusFailed, "interrupted: the operator stopped during this operation; marked failed by clever-operator")
+	return store.Update(last)
 }
 
 func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*release.Release, error) {
@@ -234,8 +298,17 @@ func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart
 	return p.ActionInterface.Install(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
 }
 
+// Upgrade recovers a release left pending by an operator that died during an install or
+// upgrade (Helm would refuse every later upgrade), then retries once.
 func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*release.Release, error) {
-	return p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+	rel, err := p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+	if err != nil && p.recover != nil && strings.Contains(err.Error(), errPending) {
+		if rerr := p.recover(p.kind.ReleaseName(name)); rerr != nil {
+			return rel, fmt.Errorf("%w (recovering the interrupted release: %v)", err, rerr)
+		}
+		return p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+	}
+	return rel, err
 }
 
 func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.UninstallOption) (*release.UninstallReleaseResponse, error) {

@@ -9,6 +9,9 @@ import (
 	"github.com/operator-framework/helm-operator-plugins/pkg/values"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -131,5 +134,33 @@ func TestWithOverrides(t *testing.T) {
 	}
 	if withOverrides(base, nil) == nil {
 		t.Fatal("nil overrides must keep the translator")
+	}
+}
+
+func TestFailPendingRelease(t *testing.T) {
+	store := storage.Init(driver.NewMemory())
+	deployed := &release.Release{Name: "postgresql-db", Version: 1, Info: &release.Info{Status: release.StatusSuperseded}}
+	pending := &release.Release{Name: "postgresql-db", Version: 2, Info: &release.Info{Status: release.StatusPendingUpgrade}}
+	for _, r := range []*release.Release{deployed, pending} {
+		if err := store.Create(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := failPendingRelease(store, "postgresql-db"); err != nil {
+		t.Fatal(err)
+	}
+	last, err := store.Last("postgresql-db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Version != 2 || last.Info.Status != release.StatusFailed {
+		t.Fatalf("last = v%d %s, want v2 failed", last.Version, last.Info.Status)
+	}
+	// A settled release is left alone.
+	if err := failPendingRelease(store, "postgresql-db"); err != nil {
+		t.Fatal(err)
+	}
+	if first, _ := store.Get("postgresql-db", 1); first.Info.Status != release.StatusSuperseded {
+		t.Fatalf("v1 changed to %s", first.Info.Status)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -13,7 +15,7 @@ import (
 
 // engineOwned are the status fields the engine writes; the Helm reconciler's status writes
 // would erase them (it rebuilds status as {conditions, deployedRelease}).
-var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration"}
+var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials"}
 
 // engineConditions are the condition types the engine owns.
 var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted"}
@@ -25,6 +27,9 @@ type StatusClient struct {
 	client.Client
 	kind *addon.Kind
 	now  func() time.Time
+	// Recorder, when set, receives a Warning event when Ready turns to a failure found on the
+	// Helm side (SecretConflict, RenderFailed).
+	Recorder record.EventRecorder
 }
 
 // NewStatusClient wraps c.
@@ -66,10 +71,16 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(u.GroupVersionKind())
+	var before status.Condition
 	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err == nil {
 		MergeEngineStatus(u, live)
+		before, _ = status.Find(status.Conditions(live), status.TypeReady)
 	}
 	status.ApplyReady(u, c.now())
+	after, _ := status.Find(status.Conditions(u), status.TypeReady)
+	if c.Recorder != nil && after.Reason != before.Reason && (after.Reason == status.ReasonSecretConflict || after.Reason == status.ReasonRenderFailed) {
+		c.Recorder.Event(u, corev1.EventTypeWarning, after.Reason, after.Message)
+	}
 }
 
 // MergeEngineStatus copies the engine-owned status fields and conditions from live into u.

@@ -61,15 +61,16 @@ func NewScheme() (*runtime.Scheme, error) {
 }
 
 // ManagerOptions returns manager options with the operator's cache layout: unstructured
-// reads are cached, and only Secrets labelled as the operator's are cached (not every Secret
-// in the cluster). namespaces restricts the watch (empty: all namespaces).
+// reads are cached, and only Secrets and ConfigMaps labelled as the operator's are cached (not
+// every one in the cluster). namespaces restricts the watch (empty: all namespaces).
 func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
 	opts := ctrl.Options{
 		Scheme: scheme,
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
+				&corev1.Secret{}:    {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
 			},
 		},
 		LeaderElectionID: "clever-operator.api.clever-cloud.com",

@@ -29,11 +29,17 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	if got := len(o.Cache.DefaultNamespaces); got != 2 {
 		t.Fatalf("namespaces = %v", o.Cache.DefaultNamespaces)
 	}
-	var sel labels.Selector
+	var sel, cmSel labels.Selector
 	for obj, by := range o.Cache.ByObject {
-		if _, ok := obj.(*corev1.Secret); ok {
+		switch obj.(type) {
+		case *corev1.Secret:
 			sel = by.Label
+		case *corev1.ConfigMap:
+			cmSel = by.Label
 		}
+	}
+	if cmSel == nil || cmSel.String() != sel.String() {
+		t.Fatalf("configmap selector = %v", cmSel)
 	}
 	if sel == nil || !sel.Matches(labels.Set{"api.clever-cloud.com/managed-by": "clever-operator"}) || sel.Matches(labels.Set{"owner": "helm"}) {
 		t.Fatalf("secret selector = %v", sel)

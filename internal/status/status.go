@@ -36,24 +36,27 @@ const (
 	ReasonAPIUnavailable     = "ApiUnavailable"
 	ReasonAPIError           = "ApiError"
 	ReasonSecretConflict     = "SecretConflict"
-	ReasonRendering          = "Rendering"
-	ReasonRenderFailed       = "RenderFailed"
-	ReasonDeleting           = "Deleting"
-	ReasonDeleteFailed       = "DeleteFailed"
-	ReasonAddonNotFound      = "AddonNotFound"
-	ReasonAddonMissing       = "AddonMissing"
-	ReasonPauseRequested     = "PauseRequested"
+	// ReasonSecretTemplateInvalid: a spec.secret.templates entry cannot be rendered.
+	ReasonSecretTemplateInvalid = "SecretTemplateInvalid"
+	ReasonRendering             = "Rendering"
+	ReasonRenderFailed          = "RenderFailed"
+	ReasonDeleting              = "Deleting"
+	ReasonDeleteFailed          = "DeleteFailed"
+	ReasonAddonNotFound         = "AddonNotFound"
+	ReasonAddonMissing          = "AddonMissing"
+	ReasonPauseRequested        = "PauseRequested"
 )
 
 // Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
 var terminal = map[string]bool{
-	ReasonPlanNotFound:       true,
-	ReasonInvalidSpec:        true,
-	ReasonInvalidCredentials: true,
-	ReasonSecretConflict:     true,
-	ReasonRenderFailed:       true,
-	ReasonAddonNotFound:      true,
-	ReasonAddonMissing:       true,
+	ReasonPlanNotFound:          true,
+	ReasonInvalidSpec:           true,
+	ReasonInvalidCredentials:    true,
+	ReasonSecretConflict:        true,
+	ReasonSecretTemplateInvalid: true,
+	ReasonRenderFailed:          true,
+	ReasonAddonNotFound:         true,
+	ReasonAddonMissing:          true,
 }
 
 // IsTerminal says whether a reason needs the user to act.

@@ -386,6 +386,7 @@ func (s *Server) routes() {
 	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.getMigration)
 	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.abortMigration)
 	s.handle("GET /v4/addon-providers/{providerId}", s.getProviderInfo)
+	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
 }
 
@@ -668,6 +669,41 @@ func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, env)
+}
+
+// renewCellar regenerates a Cellar add-on's secret key (its key id stays) and answers the
+// new credentials, as the console's endpoint does.
+func (s *Server) renewCellar(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	s.lockState()
+	rec := s.find(r.PathValue("realId"))
+	if rec == nil || rec.owner != owner || rec.kind.spec.providerID != "cellar-addon" {
+		s.mu.Unlock()
+		addonNotFound(w)
+		return
+	}
+	env := slices.Clone(rec.env)
+	out := map[string]string{}
+	for i := range env {
+		if env[i].Name == "CELLAR_ADDON_KEY_SECRET" {
+			env[i].Value = s.randString(alnum, 40)
+		}
+		switch env[i].Name {
+		case "CELLAR_ADDON_HOST":
+			out["host"] = env[i].Value
+		case "CELLAR_ADDON_KEY_ID":
+			out["keyId"] = env[i].Value
+		case "CELLAR_ADDON_KEY_SECRET":
+			out["keySecret"] = env[i].Value
+		}
+	}
+	rec.env = env
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }
 
 // configProvider finds a config-provider add-on by realId (or addon_ id).

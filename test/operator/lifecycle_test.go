@@ -167,6 +167,8 @@ var _ = Describe("every kind, end to end", func() {
 		Eventually(readyOf(cr)).Should(Equal("False/SecretConflict"))
 		Expect(secretData(secret(ns, "mongodb-secrets"))).To(Equal(map[string]string{"MINE": "yes"}))
 		Expect(events(get(cr))).To(ContainElement("Normal AddonCreated"))
+		Eventually(func() []string { return events(cr) }).Should(ContainElement("Warning SecretConflict"))
+		Expect(secret(ns, "mongodb-secrets").Labels).To(BeEmpty(), "no label of ours was put on it")
 	})
 })
 
