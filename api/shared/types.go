@@ -130,7 +130,7 @@ type SecretSpec struct {
 	ConfigMap *ConfigMapSpec `json:"configMap,omitempty"`
 
 	// Rollout restarts workloads when the credentials change: the Deployments
-	// and StatefulSets of this namespace matched by the selector get their pod
+	// and StatefulSets of this namespace whose labels match get their pod
 	// template annotated with the new credentials hash. Workloads can also opt
 	// in with the annotation `api.clever-cloud.com/rollout-on-secret-change`
 	// listing Secret names.
@@ -150,8 +150,10 @@ type ConfigMapSpec struct {
 
 // RolloutSpec selects the workloads to restart when the credentials change.
 type RolloutSpec struct {
-	// Selector matches Deployments and StatefulSets in this namespace by label.
-	Selector metav1.LabelSelector `json:"selector"`
+	// MatchLabels selects the Deployments and StatefulSets of this namespace
+	// that carry all these labels.
+	// +kubebuilder:validation:MinProperties=1
+	MatchLabels map[string]string `json:"matchLabels"`
 }
 
 // BindingStatus points at the Secret of a Service Binding (servicebinding.io)

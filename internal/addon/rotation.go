@@ -117,22 +117,13 @@ func PodTemplateAnnotation(secretName string) string {
 }
 
 // restartWorkloads patches the Deployments and StatefulSets of the namespace that opted in
-// (spec.secret.rollout.selector, or their rollout-on-secret-change annotation naming the
+// (spec.secret.rollout.matchLabels, or their rollout-on-secret-change annotation naming the
 // Secret) and whose pod template does not carry the hash yet. Listing is metadata-only and
 // uncached: it happens only when credentials change.
 func (r *Reconciler) restartWorkloads(ctx context.Context, obj *unstructured.Unstructured, secretName, hash string) ([]string, error) {
 	var sel labels.Selector
-	if raw, found, _ := unstructured.NestedMap(obj.Object, "spec", "secret", "rollout", "selector"); found {
-		ls := &metav1.LabelSelector{}
-		b, _ := json.Marshal(raw)
-		if err := json.Unmarshal(b, ls); err != nil {
-			return nil, err
-		}
-		s, err := metav1.LabelSelectorAsSelector(ls)
-		if err != nil {
-			return nil, fmt.Errorf("spec.secret.rollout.selector: %w", err)
-		}
-		sel = s
+	if ml, found, _ := unstructured.NestedStringMap(obj.Object, "spec", "secret", "rollout", "matchLabels"); found && len(ml) > 0 {
+		sel = labels.SelectorFromSet(ml)
 	}
 	key := PodTemplateAnnotation(secretName)
 	var restarted []string

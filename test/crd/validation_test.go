@@ -206,7 +206,41 @@ var _ = Describe("validation on create", func() {
 		Entry("empty spec.secret.name",
 			with(kv, "kv-empty-secret", set("", "spec", "secret", "name")),
 			"spec.secret.name"),
+		Entry("a spec.secret.templates key that is not a Secret key",
+			with(postgreSql, "pg-bad-tmpl-key", set(map[string]any{"DATABASE URL": "x"}, "spec", "secret", "templates")),
+			"spec.secret.templates keys must be valid Secret keys"),
+		Entry("a spec.secret.keyPrefix with a space",
+			with(postgreSql, "pg-bad-prefix", set("APP ", "spec", "secret", "keyPrefix")),
+			"spec.secret.keyPrefix", "should match"),
+		Entry("a reserved label in spec.secret.labels",
+			with(redis, "redis-reserved-label", set(map[string]any{"api.clever-cloud.com/managed-by": "me"}, "spec", "secret", "labels")),
+			"spec.secret.labels cannot set api.clever-cloud.com/"),
+		Entry("a Helm annotation in spec.secret.annotations",
+			with(kv, "kv-helm-annotation", set(map[string]any{"meta.helm.sh/release-name": "x"}, "spec", "secret", "annotations")),
+			"spec.secret.annotations cannot set"),
+		Entry("a ConfigMap name that is not a DNS subdomain",
+			with(postgreSql, "pg-bad-cm", set(map[string]any{"name": "Bad_Name"}, "spec", "secret", "configMap")),
+			"spec.secret.configMap.name", "should match"),
+		Entry("a rollout without a selector",
+			with(postgreSql, "pg-rollout-nosel", set(map[string]any{}, "spec", "secret", "rollout")),
+			"spec.secret.rollout.matchLabels", "Required value"),
 	)
+
+	It("accepts and keeps every spec.secret option", func() {
+		secretSpec := map[string]any{
+			"name": "app-db", "disabled": false, "keyPrefix": "APP_",
+			"labels":      map[string]any{"team": "payments"},
+			"annotations": map[string]any{"reloader.example/match": "true"},
+			"templates":   map[string]any{"DATABASE_URL": "postgresql://{{ .POSTGRESQL_ADDON_HOST }}", "jdbc.url": "jdbc:{{ .POSTGRESQL_ADDON_HOST }}"},
+			"configMap":   map[string]any{"name": "app-db-public"},
+			"rollout":     map[string]any{"matchLabels": map[string]any{"uses": "db"}},
+		}
+		live := expectAcceptedUnchanged(with(postgreSql, "pg-all-secret-options", set(secretSpec, "spec", "secret"))())
+		got, _, _ := unstructured.NestedMap(live.Object, "spec", "secret")
+		Expect(got).To(HaveKeyWithValue("keyPrefix", "APP_"))
+		Expect(got).To(HaveKey("templates"))
+		Expect(got).To(HaveKey("rollout"))
+	})
 
 	It("accepts a 63-character name", func() {
 		create(with(metabase, strings.Repeat("m", 63))())

@@ -299,7 +299,7 @@ var _ = Describe("rotation", func() {
 		ns := newNamespace()
 		cr := sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedMap(cr.Object, map[string]any{
-			"rollout": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"uses": "pg"}}},
+			"rollout": map[string]any{"matchLabels": map[string]any{"uses": "pg"}},
 		}, "spec", "secret")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
