@@ -61,7 +61,8 @@ func TestDocsMatchTheCode(t *testing.T) {
 	}
 
 	for _, a := range []string{addon.AnnotationSkipDeprovision, addon.AnnotationAddonID, addon.AnnotationCredentialsHash, addon.AnnotationRealID, addon.LabelManagedBy,
-		addon.AnnotationPaused, addon.AnnotationReconcileRequestedAt, addon.AnnotationResyncPeriod, addon.AnnotationDeletionPolicy, addon.AnnotationOnAddonMissing} {
+		addon.AnnotationPaused, addon.AnnotationReconcileRequestedAt, addon.AnnotationResyncPeriod, addon.AnnotationDeletionPolicy, addon.AnnotationOnAddonMissing,
+		addon.AnnotationRotateRequestedAt, addon.AnnotationRolloutOnSecretChange} {
 		if !strings.Contains(operator, a) {
 			t.Errorf("docs/operator.md does not document %s", a)
 		}
@@ -70,7 +71,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 	for _, r := range []string{status.ReasonProvisioning, status.ReasonProvisioned, status.ReasonPlanNotFound, status.ReasonInvalidSpec,
 		status.ReasonInvalidCredentials, status.ReasonAPIUnavailable, status.ReasonAPIError, status.ReasonSecretConflict,
 		status.ReasonRendering, status.ReasonRenderFailed, status.ReasonDeleting, status.ReasonDeleteFailed,
-		status.ReasonAddonNotFound, status.ReasonAddonMissing, status.ReasonPauseRequested,
+		status.ReasonAddonNotFound, status.ReasonAddonMissing, status.ReasonPauseRequested, status.ReasonSecretTemplateInvalid,
 		addon.ReasonMigrating, addon.ReasonMigrated, addon.ReasonMigrationFailed} {
 		if !strings.Contains(operator, "`"+r+"`") {
 			t.Errorf("docs/operator.md does not document the reason %s", r)
@@ -82,7 +83,8 @@ func TestDocsMatchTheCode(t *testing.T) {
 
 	for _, e := range []string{addon.EventAddonCreated, addon.EventAddonAdopted, addon.EventAddonDeleted, addon.EventAddonLeftBehind,
 		addon.EventAddonMissing, addon.EventCredentialsWritten, addon.EventCredentialsUpdated, addon.EventVariablesPushed, addon.EventSecretAdopted,
-		addon.EventAddonOrphaned, addon.EventMigrationStarted, addon.EventMigrationSucceeded, addon.EventMigrationFailed} {
+		addon.EventAddonOrphaned, addon.EventMigrationStarted, addon.EventMigrationSucceeded, addon.EventMigrationFailed,
+		addon.EventCredentialsRotated, addon.EventRotationNotSupport, addon.EventRolloutTriggered, addon.EventRolloutFailed} {
 		if !strings.Contains(operator, "`"+e+"`") {
 			t.Errorf("docs/operator.md does not document the event %s", e)
 		}
