@@ -233,6 +233,19 @@ func TestChartBindingSecretFollowsTheSpec(t *testing.T) {
 	}
 }
 
+func TestChartHasNoNotes(t *testing.T) {
+	// helm-operator-plugins copies the rendered NOTES.txt into the Deployed condition's message.
+	ch, err := loader.Load("../../helm-charts/clever-addon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ch.Templates {
+		if strings.HasSuffix(f.Name, "NOTES.txt") {
+			t.Fatalf("%s would put rendered text in the resource's status", f.Name)
+		}
+	}
+}
+
 func TestChartDisabledPublishesNoSecret(t *testing.T) {
 	objs := render(t, pgKind(t), pgObject(map[string]any{"disabled": true, "configMap": map[string]any{"name": "db-public"}}), pgData)
 	if len(objs) != 1 || objs["ConfigMap/db-public"] == nil {

@@ -307,6 +307,17 @@ var _ = Describe("rotation", func() {
 		deployment(ns, "by-annotation", nil, map[string]string{"api.clever-cloud.com/rollout-on-secret-change": "other, " + secretName})
 		deployment(ns, "by-selector", map[string]string{"uses": "pg"}, nil)
 		deployment(ns, "bystander", map[string]string{"uses": "other"}, map[string]string{"api.clever-cloud.com/rollout-on-secret-change": "other"})
+		sts := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "by-statefulset", Namespace: ns, Annotations: map[string]string{"api.clever-cloud.com/rollout-on-secret-change": secretName}},
+			Spec: appsv1.StatefulSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sts"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "sts"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+				},
+			},
+		}
+		Expect(k8s.Create(ctx, sts)).To(Succeed())
 		hash1 := credentialsStatus(cr, "hash")
 		changed1 := credentialsStatus(cr, "lastChangedAt")
 		Expect(hash1).NotTo(BeEmpty())
@@ -335,6 +346,12 @@ var _ = Describe("rotation", func() {
 		Expect(podTemplateAnnotations(ns, "by-annotation")).To(HaveKeyWithValue(key, hash2))
 		Expect(podTemplateAnnotations(ns, "by-selector")).To(HaveKeyWithValue(key, hash2))
 		Expect(podTemplateAnnotations(ns, "bystander")).NotTo(HaveKey(key))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+		Expect(sts.Spec.Template.Annotations).To(HaveKeyWithValue(key, hash2))
+		// Old credentials do not linger in Helm's history: at most 2 release revisions.
+		releases := &corev1.SecretList{}
+		Expect(k8s.List(ctx, releases, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "postgresql-" + cr.GetName()})).To(Succeed())
+		Expect(len(releases.Items)).To(And(BeNumerically(">=", 1), BeNumerically("<=", 2)))
 		Eventually(func() []string { return events(cr) }).Should(ContainElement("Normal RolloutTriggered"))
 		// The binding Secret follows.
 		Expect(secretData(secret(ns, secretName+"-binding"))["password"]).To(Equal("rotated-Pa55word-value"))
