@@ -202,6 +202,14 @@ func Ready(conds []Condition, deleting bool, generation int64) (ready Condition,
 		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionTrue), ReasonProvisioned, a.Message
 		return ready, false
 	}
+	// A pause makes the Helm reconciler set its conditions to Unknown and stop rendering: the
+	// Secret it rendered stays, so a resource that was Ready stays Ready.
+	if p, ok := Find(conds, TypePaused); ok && p.Status == string(metav1.ConditionTrue) {
+		if prev, ok := Find(conds, TypeReady); ok && prev.Status == string(metav1.ConditionTrue) {
+			ready.Status, ready.Reason, ready.Message = string(metav1.ConditionTrue), ReasonProvisioned, a.Message
+			return ready, false
+		}
+	}
 	ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonRendering, "add-on provisioned; writing the credentials Secret"
 	return ready, false
 }

@@ -27,6 +27,10 @@ func TestReady(t *testing.T) {
 		{"secret conflict", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeReleaseFailed, Status: "True",
 			Message: `Secret "db-secrets" in namespace "n" exists and cannot be imported into the current release: invalid ownership metadata`}}, false, "False", ReasonSecretConflict, true},
 		{"other release failure", []Condition{addonOK, {Type: TypeReleaseFailed, Status: "True", Message: "boom"}}, false, "False", ReasonRenderFailed, true},
+		{"paused after Ready: Helm's Unknown keeps Ready", []Condition{addonOK, {Type: TypePaused, Status: "True"}, {Type: TypeDeployed, Status: "Unknown"},
+			{Type: TypeReady, Status: "True", Reason: ReasonProvisioned}}, false, "True", ReasonProvisioned, false},
+		{"paused before the first render", []Condition{addonOK, {Type: TypePaused, Status: "True"}, {Type: TypeDeployed, Status: "Unknown"},
+			{Type: TypeReady, Status: "False", Reason: ReasonRendering}}, false, "False", ReasonRendering, false},
 		{"deleting", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}}, true, "False", ReasonDeleting, false},
 		{"delete failed", []Condition{{Type: TypeAddonReady, Status: "False", Reason: ReasonDeleteFailed}}, true, "False", ReasonDeleteFailed, false},
 	}

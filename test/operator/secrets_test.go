@@ -269,9 +269,11 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		Eventually(func() map[string]string { return secretData(secret(ns, "mysql-moved")) }, 30*time.Second).Should(Equal(want))
 		Eventually(func() *corev1.Secret { return secret(ns, cr.GetName()+"-secrets") }, 30*time.Second).Should(BeNil())
 		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
-		Expect(statusString(get(cr), "secretName")).To(Equal("mysql-moved"))
-		name, _, _ := unstructured.NestedString(get(cr).Object, "status", "binding", "name")
-		Expect(name).To(Equal("mysql-moved-binding"))
+		Eventually(func() string { return statusString(get(cr), "secretName") }).Should(Equal("mysql-moved"))
+		Eventually(func() string {
+			name, _, _ := unstructured.NestedString(get(cr).Object, "status", "binding", "name")
+			return name
+		}).Should(Equal("mysql-moved-binding"))
 		close(stop)
 		wg.Wait()
 		Expect(samples.Load()).To(BeNumerically(">", 50))
