@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync/atomic"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
@@ -101,6 +103,22 @@ func secretKeys(s *corev1.Secret) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// update writes cur's spec, labels and annotations onto the live resource, retrying when the
+// operator's own writes (status, finalizers) got in between.
+func update(cur *unstructured.Unstructured) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := get(cur)
+		if live == nil {
+			return fmt.Errorf("%s %s is gone", cur.GetKind(), cur.GetName())
+		}
+		live.Object["spec"] = cur.Object["spec"]
+		live.SetLabels(cur.GetLabels())
+		live.SetAnnotations(cur.GetAnnotations())
+		return k8s.Update(context.Background(), live)
+	})).To(Succeed())
 }
 
 // addonsNamed returns the fake's add-ons with that name, across owners.

@@ -94,7 +94,7 @@ var _ = Describe("every kind, end to end", func() {
 		cur := get(cr)
 		id := statusString(cur, "addon")
 		Expect(unstructured.SetNestedStringMap(cur.Object, map[string]string{"A": "1", "B": "two"}, "spec", "variables")).To(Succeed())
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Eventually(func() map[string]string { return envMap(fake.Env(id)) }).Should(Equal(map[string]string{"A": "1", "B": "two"}))
 		Eventually(func() map[string]string { return secretData(secret(ns, cur.GetName()+"-secrets")) }).
 			Should(Equal(map[string]string{"A": "1", "B": "two"}))
@@ -112,7 +112,7 @@ var _ = Describe("every kind, end to end", func() {
 		cur := get(cr)
 		cur.SetLabels(map[string]string{"team": "a"})
 		cur.SetAnnotations(map[string]string{"note": "touched"})
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Consistently(func() int { return apiCalls("") }, 3*time.Second).Should(BeZero())
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
 	})
@@ -151,7 +151,7 @@ var _ = Describe("every kind, end to end", func() {
 
 		cur := get(rd)
 		Expect(unstructured.SetNestedField(cur.Object, "db-redis-secrets", "spec", "secret", "name")).To(Succeed())
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Eventually(readyOf(rd)).Should(Equal("True/Provisioned"))
 		Eventually(func() map[string]string { return secretData(secret(ns, "db-redis-secrets")) }).Should(HaveKey("REDIS_HOST"))
 		Expect(secretData(secret(ns, "db-secrets"))).To(Equal(pgSecret))
@@ -272,7 +272,7 @@ var _ = Describe("API failures", func() {
 		// Clean up so its retries do not skew other specs' call counts.
 		cur := get(cr)
 		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Expect(k8s.Delete(ctx, cur)).To(Succeed())
 		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
 	})
@@ -300,7 +300,7 @@ var _ = Describe("API failures", func() {
 		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring("skip-deprovision"))
 		cur := get(cr)
 		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
 		Expect(addonsNamed(addonName(cur))).To(HaveLen(1), "left behind on purpose")
 		Expect(addonsNamed(addonName(cur))[0].ID).To(Equal(id))
@@ -317,7 +317,7 @@ func touch(u *unstructured.Unstructured) {
 	}
 	ann["test/touched"] = time.Now().Format(time.RFC3339Nano)
 	cur.SetAnnotations(ann)
-	Expect(k8s.Update(context.Background(), cur)).To(Succeed())
+	update(cur)
 }
 
 func eventsByName(ns, name string) []string {

@@ -23,7 +23,7 @@ var _ = Describe("updates through Clever Cloud migrations", func() {
 
 		cur := get(cr)
 		Expect(unstructured.SetNestedField(cur.Object, "xs_sml", "spec", "instance", "plan")).To(Succeed())
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Eventually(func() string { return condition(get(cr), "Migrating") }).Should(Equal("True/Migrating"))
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "the old add-on keeps serving")
 		Expect(conditionMessage(get(cr), "Migrating")).To(ContainSubstring("migration_"))
@@ -50,7 +50,7 @@ var _ = Describe("updates through Clever Cloud migrations", func() {
 		fake.FailNextMigrations(1, "disk full on target cluster")
 		cur := get(cr)
 		Expect(unstructured.SetNestedField(cur.Object, int64(84), "spec", "options", "version")).To(Succeed())
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		update(cur)
 		Eventually(func() string { return condition(get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/MigrationFailed"))
 		Expect(conditionMessage(get(cr), "Migrating")).To(ContainSubstring("disk full on target cluster"))
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))

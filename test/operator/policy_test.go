@@ -49,7 +49,7 @@ func annotate(u *unstructured.Unstructured, kv map[string]string) {
 		}
 	}
 	cur.SetAnnotations(ann)
-	Expect(k8s.Update(context.Background(), cur)).To(Succeed())
+	update(cur)
 }
 
 func gone(u *unstructured.Unstructured) func() *unstructured.Unstructured {

@@ -29,7 +29,7 @@ func setSecretSpec(u *unstructured.Unstructured, spec map[string]any) {
 	} else {
 		Expect(unstructured.SetNestedMap(cur.Object, spec, "spec", "secret")).To(Succeed())
 	}
-	Expect(k8s.Update(context.Background(), cur)).To(Succeed())
+	update(cur)
 }
 
 func credentialsStatus(u *unstructured.Unstructured, field string) string {
