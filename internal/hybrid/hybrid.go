@@ -68,7 +68,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithGroupVersionKind(w.GroupVersionKind),
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
-		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind)),
+		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator"))),
 		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),
