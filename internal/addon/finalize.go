@@ -57,11 +57,12 @@ func (r *Reconciler) finalize(ctx context.Context, cached *unstructured.Unstruct
 	if err != nil {
 		return r.failDelete(ctx, obj, fmt.Sprintf("cannot delete the add-on: no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
-	if addonID == "" {
+	if addonID == "" && ValidOwnerID(org) {
 		// Never recorded (crash after create, or created by another operator): look it up by
-		// name so a paid add-on is not leaked silently.
+		// name so a paid add-on is not leaked silently. (Nothing can exist in an organisation
+		// whose id is malformed, or that Clever Cloud does not know: 404.)
 		list, err := api.ListAddons(ctx, org)
-		if err != nil {
+		if err != nil && !clevercloud.IsNotFound(err) {
 			return r.failDeleteAPI(ctx, obj, err)
 		}
 		for _, a := range list {

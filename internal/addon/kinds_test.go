@@ -159,3 +159,14 @@ func TestCredentialsHashStableAndValueFree(t *testing.T) {
 		t.Fatal("hash ignores values")
 	}
 }
+
+func TestValidOwnerID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"orga_00000000-0000-0000-0000-000000000001": true, "user_x": true,
+		"": false, "orga_": false, "acme-corp": false, "ORGA_1": false, " orga_1": false,
+	} {
+		if got := ValidOwnerID(id); got != want {
+			t.Errorf("ValidOwnerID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

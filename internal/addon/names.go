@@ -3,6 +3,7 @@ package addon
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -50,4 +51,16 @@ func (k *Kind) ReleaseName(name string) string {
 	sum := sha256.Sum256([]byte(n))
 	h := hex.EncodeToString(sum[:])[:8]
 	return n[:maxReleaseName-9] + "-" + h
+}
+
+// ValidOwnerID says whether id has the shape of a Clever Cloud owner id: orga_… or user_…
+// followed by something. Anything else cannot name an organisation, so nothing can have been
+// created there.
+func ValidOwnerID(id string) bool {
+	for _, p := range []string{"orga_", "user_"} {
+		if strings.HasPrefix(id, p) && len(id) > len(p) {
+			return true
+		}
+	}
+	return false
 }

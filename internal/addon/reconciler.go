@@ -243,6 +243,9 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 // reports the result in status.
 func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
 	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
+	if !ValidOwnerID(org) {
+		return r.fail(ctx, obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org), nil)
+	}
 	api, key, err := r.Credentials.For(ctx, obj.GetNamespace())
 	if err != nil {
 		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
@@ -408,7 +411,7 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 		return ctrl.Result{}, err
 	}
 	if err := r.writeSource(ctx, obj, addonID, realID, data); err != nil {
-		return ctrl.Result{}, err
+		return r.failWrite(ctx, obj, err)
 	}
 	r.observed.Store(obj.GetUID(), r.now())
 	p := r.Kind.PublicationFor(obj)

@@ -52,7 +52,7 @@ func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstruct
 	}
 	exists := err == nil
 	if exists && !metav1.IsControlledBy(cur, obj) {
-		return fmt.Errorf("secret %s exists and is not controlled by %s %s; refusing to overwrite it", key.Name, r.Kind.GVK.Kind, obj.GetName())
+		return &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
 	}
 	if exists && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
 		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID {

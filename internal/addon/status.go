@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,6 +110,10 @@ func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured
 	switch {
 	case clevercloud.IsThrottled(err):
 		return r.throttled(ctx, obj, doing, err)
+	case isForbidden(err):
+		org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
+		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
+			fmt.Sprintf("Clever Cloud refused access while %s: %s; the credentials in use (the operator's, or the namespace's clever-operator Secret) cannot access organisation %s", doing, apiMessage(err), org), err)
 	case clevercloud.IsUnauthorized(err):
 		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
 			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
@@ -128,6 +134,8 @@ func (r *Reconciler) throttled(ctx context.Context, obj *unstructured.Unstructur
 	if r.Metrics != nil {
 		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, TypeThrottled).Inc()
 	}
+	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	notReady := old.Status != string(metav1.ConditionTrue)
 	if uerr := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
 		setCondition(u, TypeThrottled, metav1.ConditionTrue, TypeThrottled, msg, r.now())
 		if a, ok := status.Find(status.Conditions(u), status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
@@ -135,6 +143,10 @@ func (r *Reconciler) throttled(ctx context.Context, obj *unstructured.Unstructur
 		}
 	}); uerr != nil {
 		return ctrl.Result{}, uerr
+	}
+	// Like fail: a Warning when AddonReady takes this reason or message, not on every retry.
+	if notReady && (old.Reason != status.ReasonAPIUnavailable || old.Message != msg) {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
 	}
 	return ctrl.Result{}, err
 }
@@ -154,6 +166,52 @@ func (r *Reconciler) pending(ctx context.Context, obj *unstructured.Unstructured
 		wait = min(max(age/4, 2*time.Second), 30*time.Second)
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// isForbidden: Clever Cloud answered 403, the credentials are valid but may not do this
+// (typically: they cannot access spec.organisation).
+func isForbidden(err error) bool {
+	var ae *clevercloud.APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden
+}
+
+// ForeignSourceSecretError is a source Secret that exists and is not controlled by the
+// resource: the engine never overwrites it.
+type ForeignSourceSecretError struct{ Name, Kind, Owner string }
+
+func (e *ForeignSourceSecretError) Error() string {
+	return fmt.Sprintf("secret %s exists and is not controlled by %s %s; refusing to overwrite it", e.Name, e.Kind, e.Owner)
+}
+
+// failWrite reports a source Secret the engine cannot write. A foreign Secret in the way is
+// SecretConflict; credentials the API server refuses to store (a variable name that is not a
+// valid Secret key, values over the Secret size limit) are RenderFailed: both need the user,
+// so neither is retried before the next change or resync. Other errors (conflicts, API server
+// unavailable) are returned for the work queue's backoff.
+func (r *Reconciler) failWrite(ctx context.Context, obj *unstructured.Unstructured, err error) (ctrl.Result, error) {
+	var fe *ForeignSourceSecretError
+	if apierrors.IsAlreadyExists(err) {
+		// Only the operator's labelled Secrets are cached: a foreign one is seen on create.
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
+		sec := &corev1.Secret{}
+		if gerr := r.APIReader.Get(ctx, key, sec); gerr == nil && !metav1.IsControlledBy(sec, obj) {
+			err = &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
+		}
+	}
+	switch {
+	case errors.As(err, &fe):
+		return r.fail(ctx, obj, status.ReasonSecretConflict, fmt.Sprintf("%s; delete or rename that Secret (the operator writes the add-on's credentials there before rendering Secret %s)", fe.Error(), SecretName(obj)), nil)
+	case apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err):
+		return r.fail(ctx, obj, status.ReasonRenderFailed, "the add-on's credentials cannot be stored in a Secret: "+truncateMessage(err.Error(), 300), nil)
+	}
+	return ctrl.Result{}, err
+}
+
+func truncateMessage(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func apiMessage(err error) string {

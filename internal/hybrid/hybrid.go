@@ -66,13 +66,11 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 	if err != nil {
 		return err
 	}
-	sc := NewStatusClient(mgr.GetClient(), kind)
-	sc.Recorder = mgr.GetEventRecorderFor("clever-operator")
 	opts := []reconciler.Option{
 		reconciler.WithGroupVersionKind(w.GroupVersionKind),
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
-		reconciler.WithClient(sc),
+		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator"))),
 		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,11 +26,17 @@ var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migra
 // engine's, keeps the engine's fields and conditions from the cache, and recomputes Ready.
 type StatusClient struct {
 	client.Client
-	kind *addon.Kind
-	now  func() time.Time
-	// Recorder, when set, receives a Warning event when Ready turns to a failure found on the
-	// Helm side (SecretConflict, RenderFailed).
-	Recorder record.EventRecorder
+	kind     *addon.Kind
+	now      func() time.Time
+	recorder record.EventRecorder
+}
+
+// WithRecorder makes the wrapper record a Warning event when Ready turns to SecretConflict or
+// RenderFailed (reasons derived from Helm's conditions, which the engine does not see), or
+// changes message, as the engine does for its own reasons.
+func (c *StatusClient) WithRecorder(r record.EventRecorder) *StatusClient {
+	c.recorder = r
+	return c
 }
 
 // NewStatusClient wraps c.
@@ -71,15 +78,18 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(u.GroupVersionKind())
-	var before status.Condition
-	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err == nil {
+	found := c.Client.Get(ctx, client.ObjectKeyFromObject(u), live) == nil
+	if found {
 		MergeEngineStatus(u, live)
-		before, _ = status.Find(status.Conditions(live), status.TypeReady)
 	}
 	status.ApplyReady(u, c.now())
-	after, _ := status.Find(status.Conditions(u), status.TypeReady)
-	if c.Recorder != nil && after.Reason != before.Reason && (after.Reason == status.ReasonSecretConflict || after.Reason == status.ReasonRenderFailed) {
-		c.Recorder.Event(u, corev1.EventTypeWarning, after.Reason, after.Message)
+	if c.recorder != nil && found {
+		ready, _ := status.Find(status.Conditions(u), status.TypeReady)
+		was, _ := status.Find(status.Conditions(live), status.TypeReady)
+		if (ready.Reason == status.ReasonSecretConflict || ready.Reason == status.ReasonRenderFailed) && ready.Status != string(metav1.ConditionTrue) &&
+			(was.Reason != ready.Reason || was.Message != ready.Message) {
+			c.recorder.Event(u, corev1.EventTypeWarning, ready.Reason, ready.Message)
+		}
 	}
 }
 

@@ -41,6 +41,7 @@ type Options struct {
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
 	Workers             int           // per kind; default 4
 	APIRateLimit        float64       // requests/s per credential set; 0 = client default
+	APITimeout          time.Duration // per-attempt Clever Cloud request timeout; 0 = client default (30s)
 	// DefaultDeletionPolicy ("Delete" or "Orphan") and OnAddonMissing ("recreate" or "report")
 	// apply to resources that do not choose.
 	DefaultDeletionPolicy string
@@ -104,6 +105,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 				Endpoint:    c.Endpoint,
 				Credentials: creds,
 				RateLimit:   o.APIRateLimit,
+				Timeout:     o.APITimeout,
 				Metrics:     apiMetrics,
 			})
 		},

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // Faults describes the failures the fake injects into API requests (never
@@ -44,11 +46,33 @@ type Faults struct {
 	// unchanged. A provider's own entry wins over "*"; an unknown step name
 	// means DUMP_AND_RESTORE. Server.FailNextMigrations wins over this.
 	MigrationFailures map[string]string
+	// Owners maps an owner id (orga_… or user_…) to a fault applied, after authentication,
+	// only to the requests about that owner: a 403 for an organisation the credentials
+	// cannot access, 5xx or 429 storms, latency, malformed JSON, extra (huge, unicode) env
+	// values. See OwnerFault.
+	Owners map[string]OwnerFault
+	// HiddenProviders are left out of the catalogue (GET /v2/products/addonproviders), are
+	// 404 on GET /v2/products/addonproviders/{providerId} and 400 "unknown provider" on
+	// create: a provider Clever Cloud does not (or no longer) offer.
+	HiddenProviders []string
+	// RevokedTokens: requests signed with one of these OAuth1 tokens (oauth_token) or bearer
+	// tokens answer 401 "token revoked", as after a revocation in the console.
+	RevokedTokens []string
 }
 
 func (f Faults) clone() Faults {
 	f.ErrorRate = maps.Clone(f.ErrorRate)
 	f.MigrationFailures = maps.Clone(f.MigrationFailures)
+	if f.Owners != nil {
+		owners := make(map[string]OwnerFault, len(f.Owners))
+		for k, v := range f.Owners {
+			v.ExtraEnv = slices.Clone(v.ExtraEnv)
+			owners[k] = v
+		}
+		f.Owners = owners
+	}
+	f.HiddenProviders = slices.Clone(f.HiddenProviders)
+	f.RevokedTokens = slices.Clone(f.RevokedTokens)
 	return f
 }
 
@@ -154,6 +178,20 @@ type faultsJSON struct {
 	OutageFor string `json:"outageFor,omitempty"`
 	// MigrationFailures: provider id or "*" -> step name.
 	MigrationFailures map[string]string `json:"migrationFailures"`
+	// Owners: owner id -> fault (OwnerFault).
+	Owners          map[string]ownerFaultJSON `json:"owners,omitempty"`
+	HiddenProviders []string                  `json:"hiddenProviders,omitempty"`
+	RevokedTokens   []string                  `json:"revokedTokens,omitempty"`
+}
+
+// ownerFaultJSON is the wire form of OwnerFault.
+type ownerFaultJSON struct {
+	Status        int                    `json:"status,omitempty"`
+	Message       string                 `json:"message,omitempty"`
+	RetryAfter    string                 `json:"retryAfter,omitempty"`
+	Latency       string                 `json:"latency,omitempty"`
+	MalformedJSON bool                   `json:"malformedJSON,omitempty"`
+	ExtraEnv      []clevercloud.Variable `json:"extraEnv,omitempty"`
 }
 
 func faultsToJSON(f Faults) faultsJSON {
@@ -175,6 +213,21 @@ func faultsToJSON(f Faults) faultsJSON {
 	if !f.OutageUntil.IsZero() {
 		out.OutageUntil = f.OutageUntil.UTC().Format(time.RFC3339Nano)
 	}
+	for owner, of := range f.Owners {
+		if out.Owners == nil {
+			out.Owners = map[string]ownerFaultJSON{}
+		}
+		j := ownerFaultJSON{Status: of.Status, Message: of.Message, MalformedJSON: of.MalformedJSON, ExtraEnv: slices.Clone(of.ExtraEnv)}
+		if of.RetryAfter > 0 {
+			j.RetryAfter = of.RetryAfter.String()
+		}
+		if of.Latency > 0 {
+			j.Latency = of.Latency.String()
+		}
+		out.Owners[owner] = j
+	}
+	out.HiddenProviders = slices.Clone(f.HiddenProviders)
+	out.RevokedTokens = slices.Clone(f.RevokedTokens)
 	return out
 }
 
@@ -243,5 +296,29 @@ func faultsFromJSON(data []byte, now time.Time) (Faults, error) {
 		}
 		f.OutageUntil = now.Add(d)
 	}
+	for owner, j := range in.Owners {
+		if !validOwner(owner) {
+			return Faults{}, fmt.Errorf("owners: %q is not an owner id (orga_… or user_…)", owner)
+		}
+		if j.Status != 0 && (j.Status < 400 || j.Status > 599) {
+			return Faults{}, fmt.Errorf("owners[%q].status: %d is not an HTTP error status", owner, j.Status)
+		}
+		of := OwnerFault{Status: j.Status, Message: j.Message, MalformedJSON: j.MalformedJSON, ExtraEnv: slices.Clone(j.ExtraEnv)}
+		if of.RetryAfter, err = parseDur("owners[\""+owner+"\"].retryAfter", j.RetryAfter); err != nil {
+			return Faults{}, err
+		}
+		if of.Latency, err = parseDur("owners[\""+owner+"\"].latency", j.Latency); err != nil {
+			return Faults{}, err
+		}
+		if err := validateVars(of.ExtraEnv); err != nil {
+			return Faults{}, fmt.Errorf("owners[%q].extraEnv: %v", owner, err)
+		}
+		if f.Owners == nil {
+			f.Owners = map[string]OwnerFault{}
+		}
+		f.Owners[owner] = of
+	}
+	f.HiddenProviders = slices.Clone(in.HiddenProviders)
+	f.RevokedTokens = slices.Clone(in.RevokedTokens)
 	return f, nil
 }

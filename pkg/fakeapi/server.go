@@ -113,6 +113,7 @@ type Server struct {
 	countMu  sync.Mutex
 	counts   map[string]int
 	byStatus map[string]map[int]int
+	byOwner  map[string]int
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
@@ -278,19 +279,31 @@ func (s *Server) apiHandler(route string, guarded bool, h http.HandlerFunc) http
 			}
 			s.logger.Info("fakeapi request", attrs...)
 		}()
+		var out http.ResponseWriter = rec
 		if guarded {
+			s.countOwner(s.requestOwner(r))
 			if s.preAuthFaults(rec, r) {
 				return
 			}
-			if authErr = s.authenticate(r); authErr != "" {
+			if authErr = s.authenticate(r); authErr == "" && s.revokedToken(r) {
+				authErr = msgRevokedToken
+			}
+			if authErr != "" {
 				writeError(rec, http.StatusUnauthorized, errIDUnauthorized, authErr)
+				return
+			}
+			var answered bool
+			if out, answered = s.applyOwnerFault(rec, r, route); answered {
 				return
 			}
 			if s.injectError(rec, route) {
 				return
 			}
 		}
-		h(rec, r)
+		h(out, r)
+		if b, ok := out.(*bodyRewriter); ok {
+			b.finish()
+		}
 	})
 }
 
@@ -347,6 +360,7 @@ func (s *Server) ResetCounts() {
 	defer s.countMu.Unlock()
 	s.counts = map[string]int{}
 	s.byStatus = map[string]map[int]int{}
+	s.byOwner = map[string]int{}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -424,12 +438,14 @@ func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.Providers())
+	ps := s.Providers()
+	ps = slices.DeleteFunc(ps, func(p clevercloud.Provider) bool { return s.providerHidden(p.ID) })
+	writeJSON(w, http.StatusOK, ps)
 }
 
 func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
 	k := s.catalog.byID[r.PathValue("providerId")]
-	if k == nil {
+	if k == nil || s.providerHidden(k.spec.providerID) {
 		writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
 		return
 	}
@@ -518,7 +534,7 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := s.catalog.byID[body.ProviderID]
-	if k == nil {
+	if k == nil || s.providerHidden(body.ProviderID) {
 		writeFieldsError(w, fmt.Sprintf("unknown provider %q", body.ProviderID), map[string]string{"providerId": "unknown provider"})
 		return
 	}

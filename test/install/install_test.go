@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -137,6 +138,51 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		Expect(podSC).To(HaveKeyWithValue("seccompProfile", HaveKeyWithValue("type", "RuntimeDefault")))
 		for _, o := range objects {
 			Expect(o.GetKind()).NotTo(Equal("ConfigMap"), "credentials never live in a ConfigMap")
+		}
+	})
+
+	It("admits the manager's pod, and the OLM bundle's, under the restricted Pod Security Standard (server-side dry-run)", func() {
+		// The namespace was created from config/default above, with its enforce=restricted label:
+		// the API server's PodSecurity admission judges the real pod specs, not our reading of them.
+		ns := &corev1.Namespace{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: systemNamespace}, ns)).To(Succeed())
+		Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+
+		dep := find("Deployment", "clever-operator-controller-manager")
+		Expect(dep).NotTo(BeNil())
+		kustomized := podFrom(dep.Object, "spec", "template")
+
+		csvFile := filepath.Join("bundle", "manifests", "clever-operator.clusterserviceversion.yaml")
+		b, err := os.ReadFile(csvFile)
+		Expect(err).NotTo(HaveOccurred())
+		csv := decode(b)
+		Expect(csv).To(HaveLen(1))
+		deps, _, _ := unstructured.NestedSlice(csv[0].Object, "spec", "install", "spec", "deployments")
+		Expect(deps).To(HaveLen(1), csvFile)
+		bundled := podFrom(deps[0].(map[string]any), "spec", "template")
+
+		for name, pod := range map[string]*corev1.Pod{"config/default": kustomized, "OLM bundle": bundled} {
+			Expect(k8s.Create(ctx, pod.DeepCopy(), client.DryRunAll)).To(Succeed(), "%s: restricted admits the manager's pod", name)
+		}
+
+		// Controls: each restricted requirement the manager meets, broken in turn, is refused,
+		// so the admission above is a real check.
+		for what, breakIt := range map[string]func(*corev1.Pod){
+			"allowPrivilegeEscalation": func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true) },
+			"runAsNonRoot": func(p *corev1.Pod) {
+				p.Spec.SecurityContext.RunAsNonRoot = ptr.To(false)
+				p.Spec.Containers[0].SecurityContext.RunAsNonRoot = nil
+			},
+			"capabilities": func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext.Capabilities = nil },
+			"seccompProfile": func(p *corev1.Pod) {
+				p.Spec.SecurityContext.SeccompProfile, p.Spec.Containers[0].SecurityContext.SeccompProfile = nil, nil
+			},
+		} {
+			bad := kustomized.DeepCopy()
+			breakIt(bad)
+			err := k8s.Create(ctx, bad, client.DryRunAll)
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "without %s: expected a PodSecurity rejection, got %v", what, err)
+			Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "restricted:latest"`))
 		}
 	})
 
@@ -263,3 +309,16 @@ func stderrOf(err error) string {
 }
 
 func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// podFrom builds the Pod a controller would create from the pod template at path in obj.
+func podFrom(obj map[string]any, path ...string) *corev1.Pod {
+	tmpl, found, err := unstructured.NestedMap(obj, path...)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(BeTrue(), "pod template at %v", path)
+	spec := &corev1.PodTemplateSpec{}
+	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, spec)).To(Succeed())
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: systemNamespace, Labels: spec.Labels, Annotations: spec.Annotations},
+		Spec:       spec.Spec,
+	}
+}

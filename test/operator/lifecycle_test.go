@@ -262,19 +262,30 @@ var _ = Describe("API failures", func() {
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 	})
 
-	It("reports an API 404 (unknown organisation) as ApiError", func() {
+	It("reports a malformed organisation as InvalidSpec without any call, and an API 404 (unknown organisation) as ApiError", func() {
 		ns := newNamespace()
 		cr := sample("api_v1_redis.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, "nobody", "spec", "organisation")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("False/ApiError"))
-		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring("404"))
-		// Clean up so its retries do not skew other specs' call counts.
-		cur := get(cr)
-		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
-		update(cur)
-		Expect(k8s.Delete(ctx, cur)).To(Succeed())
-		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
+		Eventually(readyOf(cr)).Should(Equal("False/InvalidSpec"))
+		Expect(condition(get(cr), "Stalled")).To(Equal("True/InvalidSpec"))
+		Expect(fake.CountsByOwner()).NotTo(HaveKey("nobody"))
+
+		const unknown = "orga_00000000-0000-0000-0000-00000000dead"
+		fake.SetFaults(fakeapi.Faults{Owners: map[string]fakeapi.OwnerFault{unknown: {Status: 404, Message: "organisation not found"}}})
+		defer fake.SetFaults(fakeapi.Faults{})
+		cr2 := sample("api_v1_redis.yaml", ns)
+		cr2.SetName("unknown-org")
+		Expect(unstructured.SetNestedField(cr2.Object, unknown, "spec", "organisation")).To(Succeed())
+		Expect(k8s.Create(ctx, cr2)).To(Succeed())
+		Eventually(readyOf(cr2)).Should(Equal("False/ApiError"))
+		Expect(conditionMessage(get(cr2), "Ready")).To(ContainSubstring("404"))
+		// Clean up so their retries do not skew other specs' call counts; neither deletion is
+		// blocked (nothing can exist in a malformed or unknown organisation).
+		for _, u := range []*unstructured.Unstructured{cr, cr2} {
+			Expect(k8s.Delete(ctx, get(u))).To(Succeed())
+			Eventually(func() *unstructured.Unstructured { return get(u) }).Should(BeNil())
+		}
 	})
 
 	It("reports PlanNotFound with the available plans, as a terminal condition", func() {

@@ -1,0 +1,222 @@
+// Package badinput_test is the bad-input matrix: the whole operator (Helm reconcilers and
+// provisioning engine, in-process, wired as main does) on a real kube-apiserver + etcd
+// (envtest) against the fake Clever Cloud API over HTTP, fed with invalid specs, broken
+// credentials, hostile API answers and conflicting objects. Each case asserts the exact
+// reason on Ready (and Stalled), a Warning event of that reason, no hot retry (requests
+// counted at the fake per organisation and at the API server per namespace over a window),
+// and that a healthy canary created meanwhile becomes Ready. The operator logs at the
+// highest verbosity its caps allow, and no secret may appear in logs, events or status.
+package badinput_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/logging"
+	"github.com/clever-operator/clever-operator/internal/operator"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/envtestutil"
+)
+
+func TestBadInput(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "Bad-input matrix (envtest + fake Clever Cloud API)")
+}
+
+// The operator's global credentials, and tenant sets that namespaces use through override
+// Secrets: each tenant set has its own client, rate limiter and circuit breaker, so a storm
+// injected for one case cannot throttle the canaries (which use the global set).
+var (
+	global  = fakeapi.Credential{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-token-a4f02b88", Secret: "bi-token-secret-6c15e0d2"}
+	tenants = []fakeapi.Credential{
+		{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-tenant1-token-0d9c7b21", Secret: "bi-tenant1-secret-f3a85e60"},
+		{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-tenant2-token-71be4c09", Secret: "bi-tenant2-secret-2d6f91aa"},
+		{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-tenant3-token-c4e2a7f5", Secret: "bi-tenant3-secret-85b0d3e1"},
+		{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-tenant4-token-9a1f6d30", Secret: "bi-tenant4-secret-4e7c02b9"},
+		{ConsumerKey: "bi-consumer-key", ConsumerSecret: "bi-consumer-secret-3e9d71c4", Token: "bi-tenant5-token-e85d3c17", Secret: "bi-tenant5-secret-b92a64f0"},
+	}
+	// rejected are credentials the fake does not know (written into override Secrets).
+	rejected = fakeapi.Credential{ConsumerKey: "bi-unknown-consumer", ConsumerSecret: "bi-unknown-consumer-secret-5f1e", Token: "bi-unknown-token-8c2d", Secret: "bi-unknown-secret-93ab"}
+)
+
+// apiTimeout is the per-attempt Clever Cloud timeout the suite runs the operator with, so the
+// timeout case takes seconds, not minutes.
+const apiTimeout = 2 * time.Second
+
+var (
+	env     *envtest.Environment
+	restCfg *rest.Config
+	k8s     client.Client
+	fake    *fakeapi.Server
+	fakeSrv *httptest.Server
+	stopMgr context.CancelFunc
+	mgrDone chan struct{}
+	// logs receives everything the operator logs, at the highest verbosity its caps allow.
+	logs = &envtestutil.LogBuffer{}
+	// kube counts the operator's requests to the API server, by namespace.
+	kube = &requestCounter{}
+)
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(logging.Capped(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))), logging.MaxVerbosity))
+	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
+	var err error
+	env, err = envtestutil.New(filepath.Join("config", "crd", "bases"))
+	Expect(err).NotTo(HaveOccurred())
+	restCfg, err = env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(restCfg, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+		Credentials:       append([]fakeapi.Credential{global}, tenants...),
+		ProvisioningDelay: 100 * time.Millisecond,
+		Seed:              7,
+	})
+	startManager()
+})
+
+var _ = AfterSuite(func() {
+	if fake != nil && k8s != nil {
+		assertNoLeak()
+	}
+	if stopMgr != nil {
+		stopMgr()
+		Eventually(mgrDone).Should(BeClosed())
+	}
+	if fakeSrv != nil {
+		fakeSrv.Close()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+func startManager() {
+	ws, err := watches.Load("watches.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	scheme, err := operator.NewScheme()
+	Expect(err).NotTo(HaveOccurred())
+	opts := operator.ManagerOptions(scheme, nil)
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.HealthProbeBindAddress = "0"
+	opts.Controller.SkipNameValidation = ptr.To(true)
+	cfg := rest.CopyConfig(restCfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return kube.wrap(rt) })
+	mgr, err := ctrl.NewManager(cfg, opts)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(operator.Setup(mgr, operator.Options{
+		API:     cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: global.ConsumerKey, ConsumerSecret: global.ConsumerSecret, Token: global.Token, Secret: global.Secret},
+		Watches: ws, ResyncPeriod: time.Hour, Workers: 4, APITimeout: apiTimeout,
+		Registerer: prometheus.NewRegistry(), Log: ctrl.Log,
+	})).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	stopMgr = cancel
+	mgrDone = make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(mgrDone)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+}
+
+// requestCounter counts the requests the operator sends to the API server per namespace, and
+// its reads of the namespace override Secret (one per engine pass that talks to Clever Cloud).
+type requestCounter struct {
+	mu        sync.Mutex
+	byNS      map[string]int
+	overrides map[string]int
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if ns, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "namespaces/"); ok && !strings.Contains(ns, "watch") {
+			name, tail, _ := strings.Cut(rest, "/")
+			c.mu.Lock()
+			if c.byNS == nil {
+				c.byNS, c.overrides = map[string]int{}, map[string]int{}
+			}
+			if r.URL.Query().Get("watch") != "true" {
+				c.byNS[name]++
+			}
+			if r.Method == http.MethodGet && tail == "secrets/clever-operator" {
+				c.overrides[name]++
+			}
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+// counts returns (API server requests, engine passes) for namespace ns.
+func (c *requestCounter) counts(ns string) (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byNS[ns], c.overrides[ns]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// caseSecrets are values cases put into override Secrets, env answers or variables.
+var caseSecrets struct {
+	sync.Mutex
+	values []string
+}
+
+// assertNoLeak checks that no secret the suite handled appears in the operator's logs (at the
+// highest verbosity its caps allow), in any Event, or in the status (conditions and messages
+// included) of any resource of any kind and version: the OAuth tokens, token secrets and
+// consumer secrets of every credential set (global, tenants, rejected), every add-on
+// environment value (except the URLs mirrored into status by design), every ConfigProvider
+// variable value, the values cases injected, and their base64 forms.
+func assertNoLeak() {
+	ctx := context.Background()
+	values := envtestutil.AddonSecretValues(fake)
+	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) == 0 {
+		Expect(len(values)).To(BeNumerically(">", 20), "the suite created add-ons with credentials")
+	}
+	values = append(values, envtestutil.CredentialValues(append([]fakeapi.Credential{global, rejected}, tenants...)...)...)
+	cps := &unstructured.UnstructuredList{}
+	cps.SetGroupVersionKind(schema.GroupVersionKind{Group: "api.clever-cloud.com", Version: "v1", Kind: "ConfigProviderList"})
+	Expect(k8s.List(ctx, cps)).To(Succeed())
+	for _, cp := range cps.Items {
+		vars, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "variables")
+		for _, v := range vars {
+			values = append(values, v)
+		}
+	}
+	caseSecrets.Lock()
+	values = append(values, caseSecrets.values...)
+	caseSecrets.Unlock()
+	Expect(len(logs.String())).To(BeNumerically(">", 1000))
+	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(envtestutil.Leaks(values, texts)).To(BeEmpty())
+}
