@@ -208,7 +208,7 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 	// The chart is ours and deterministic, and the API server validates what it receives: the
 	// client-side OpenAPI validation of every install and (dry-run) upgrade would fetch and
 	// parse the cluster's OpenAPI document each time, which was most of the operator's CPU.
-	inner, err := helmclient.NewActionClientGetter(acg,
+	inner, err := helmclient.NewActionClientGetter(&cachingCapabilities{ActionConfigGetter: acg},
 		helmclient.AppendInstallOptions(func(i *action.Install) error { i.DisableOpenAPIValidation = true; return nil }),
 		helmclient.AppendUpgradeOptions(func(u *action.Upgrade) error { u.DisableOpenAPIValidation = true; return nil }),
 	)
