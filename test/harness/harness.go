@@ -20,12 +20,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
@@ -82,6 +84,8 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	if err := os.Chdir(root); err != nil {
 		return nil, err
 	}
+	// The drivers' own controller-runtime clients log nothing (the operator logs to its file).
+	ctrllog.SetLogger(logr.Discard())
 	h := &Harness{Root: root, log: o.Log}
 	if h.log == nil {
 		h.log = func(string) {}
