@@ -127,6 +127,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return err
 	}
 	opDur := time.Since(t0)
+	loadOp := loadAvg()
 	createCounts := fake.Counts()
 	fmt.Printf("    operator: all %d Ready in %.1fs (applied in %.1fs)\n", n, opDur.Seconds(), applied.Seconds())
 
@@ -171,12 +172,14 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	floorDur := time.Since(tf)
+	loadFloor := loadAvg()
 	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", floorDur.Seconds(), opDur.Seconds()/floorDur.Seconds())
 	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
 		return fmt.Errorf("floor cleanup: %w", err)
 	}
 
-	b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), DeleteSeconds: delDur.Seconds()})
+	b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), DeleteSeconds: delDur.Seconds(),
+		LoadAvgOperator: loadOp, LoadAvgFloor: loadFloor})
 	if n == b.c.n {
 		b.res.P1 = &P1{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), Ratio: opDur.Seconds() / floorDur.Seconds(),
 			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds()}
@@ -345,6 +348,17 @@ func shortWatches(dir string, d time.Duration) (string, error) {
 	out := periodRE.ReplaceAll(b, []byte("${1}"+d.String()))
 	p := filepath.Join(dir, "watches-short.yaml")
 	return p, os.WriteFile(p, out, 0o644)
+}
+
+// loadAvg returns the 1-minute load average (0 if unknown).
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	_, _ = fmt.Sscan(string(b), &v)
+	return v
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -89,7 +89,11 @@ type P5 struct {
 }
 
 type ChartPoint struct {
-	N               int     `json:"n"`
+	N int `json:"n"`
+	// LoadAvg is the 1-minute load average when the operator and the floor finished: the
+	// machine may be shared, and both share its cores with kube-apiserver and etcd.
+	LoadAvgOperator float64 `json:"loadAvgOperator"`
+	LoadAvgFloor    float64 `json:"loadAvgFloor"`
 	OperatorSeconds float64 `json:"operatorSeconds"`
 	FloorSeconds    float64 `json:"floorSeconds"`
 	DeleteSeconds   float64 `json:"deleteSeconds"`
@@ -147,9 +151,9 @@ func printSummary(r *Results) {
 	if len(r.Chart) > 0 {
 		fmt.Println("\nTime to all Ready:")
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "N\tOPERATOR\tFLOOR\tRATIO\tDELETE (operator)")
+		fmt.Fprintln(w, "N\tOPERATOR\tFLOOR\tRATIO\tDELETE (operator)\tLOAD AVG (op/floor)")
 		for _, p := range r.Chart {
-			fmt.Fprintf(w, "%d\t%.1fs\t%.1fs\t%.2f\t%.1fs\n", p.N, p.OperatorSeconds, p.FloorSeconds, p.OperatorSeconds/p.FloorSeconds, p.DeleteSeconds)
+			fmt.Fprintf(w, "%d\t%.1fs\t%.1fs\t%.2f\t%.1fs\t%.1f/%.1f\n", p.N, p.OperatorSeconds, p.FloorSeconds, p.OperatorSeconds/p.FloorSeconds, p.DeleteSeconds, p.LoadAvgOperator, p.LoadAvgFloor)
 		}
 		_ = w.Flush()
 	}
