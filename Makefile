@@ -108,6 +108,14 @@ run: ## Run the operator from source against the current kubeconfig (from the re
 demo: envtest-bins ## Local control plane + fake Clever Cloud API + operator + samples; prints the Ready table.
 	go run ./hack/demo --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
 
+.PHONY: bench
+bench: envtest-bins ## Performance figures P1-P5 (docs/performance.md): table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only P4" etc.
+	go run ./test/bench --assets "$(ENVTEST_ASSETS)" $(BENCH_ARGS)
+
+.PHONY: chaos
+chaos: envtest-bins ## Reliability scenarios (operator SIGKILLs, API faults, leader election, leak scan); CHAOS_ARGS=-reduced for the CI size.
+	go run ./test/chaos --assets "$(ENVTEST_ASSETS)" $(CHAOS_ARGS)
+
 ifndef ignore-not-found
   ignore-not-found = false
 endif

@@ -12,12 +12,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -27,10 +23,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/harness"
 )
 
 // Demo credentials of the fake API (public; the fake accepts only these).
@@ -53,88 +48,31 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	workdir := ".demo"
-	if err := os.MkdirAll(workdir, 0o755); err != nil {
-		return err
-	}
 
-	step("building the operator")
-	if err := runCmd(ctx, "go", "build", "-o", "bin/manager", "."); err != nil {
-		return err
-	}
-
-	step("starting the control plane (kube-apiserver + etcd from " + *assets + ")")
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: *assets,
-		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
-	}
-	defer func() { _ = env.Stop() }()
-	user, err := env.AddUser(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, cfg)
+	h, err := harness.Start(ctx, harness.Options{
+		Assets:  *assets,
+		WorkDir: ".demo",
+		Build:   true,
+		Fake:    fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay},
+		Log:     step,
+	})
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	kcPath, _ := filepath.Abs(filepath.Join(workdir, "kubeconfig"))
-	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
-		return err
-	}
-	k8s, err := client.New(user.Config(), client.Options{})
-	if err != nil {
-		return err
-	}
-
-	step("starting the fake Clever Cloud API")
-	fake := fakeapi.New(fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() { _ = srv.Close() }()
-	endpoint := "http://" + ln.Addr().String()
+	defer h.Stop()
+	k8s, kcPath, endpoint, fake := h.Client, h.Kubeconfig, h.Endpoint, h.Fake()
 
 	step("starting the operator (bin/manager) against them")
-	logPath := filepath.Join(workdir, "operator.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	op := exec.Command("bin/manager", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
-	op.Env = append(os.Environ(),
-		"KUBECONFIG="+kcPath,
-		"CLEVER_OPERATOR_API_ENDPOINT="+endpoint,
-		"CLEVER_OPERATOR_API_CONSUMER_KEY="+demoCreds.ConsumerKey,
-		"CLEVER_OPERATOR_API_CONSUMER_SECRET="+demoCreds.ConsumerSecret,
-		"CLEVER_OPERATOR_API_TOKEN="+demoCreds.Token,
-		"CLEVER_OPERATOR_API_SECRET="+demoCreds.Secret,
-	)
-	op.Stdout, op.Stderr = logFile, logFile
+	op := h.NewOperator(harness.OperatorOptions{Name: "operator"})
+	logPath := op.LogPath
 	if err := op.Start(); err != nil {
 		return err
 	}
-	opDone := make(chan error, 1)
-	go func() { opDone <- op.Wait() }()
-	defer func() {
-		_ = op.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-opDone:
-		case <-time.After(10 * time.Second):
-			_ = op.Process.Kill()
-		}
-	}()
+	opDone := op.Done()
+	defer func() { _ = op.Stop(10 * time.Second) }()
 
 	step("applying config/samples (one resource of every kind)")
-	samples, err := loadSamples(filepath.Join("config", "samples"))
+	samples, err := harness.Samples()
 	if err != nil {
 		return err
 	}
@@ -160,8 +98,8 @@ func run() error {
 		select {
 		case <-ctx.Done():
 			return errors.New("interrupted")
-		case err := <-opDone:
-			return fmt.Errorf("the operator exited early (%v); see %s", err, logPath)
+		case <-opDone:
+			return fmt.Errorf("the operator exited early (%v); see %s", op.ExitErr(), logPath)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -179,8 +117,8 @@ func run() error {
 	fmt.Printf("\nThe demo keeps running. Try:\n  export KUBECONFIG=%s\n  kubectl get clever\n  kubectl describe postgresql postgresql\n  kubectl delete redis redis   # the add-on is deleted at the fake API\nFake API: %s (admin: %s/admin/addons). Press Ctrl-C to stop and tear everything down.\n", kcPath, endpoint, endpoint)
 	select {
 	case <-ctx.Done():
-	case err := <-opDone:
-		return fmt.Errorf("the operator exited (%v); see %s", err, logPath)
+	case <-opDone:
+		return fmt.Errorf("the operator exited (%v); see %s", op.ExitErr(), logPath)
 	}
 	fmt.Println("\ntearing down")
 	return nil
@@ -257,35 +195,6 @@ func countAddons(f *fakeapi.Server) int {
 		n += len(l)
 	}
 	return n
-}
-
-func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "api_*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var out []*unstructured.Unstructured
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		out = append(out, u)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no samples in %s", dir)
-	}
-	return out, nil
-}
-
-func runCmd(ctx context.Context, name string, args ...string) error {
-	c := exec.CommandContext(ctx, name, args...)
-	c.Stdout, c.Stderr = os.Stdout, os.Stderr
-	return c.Run()
 }
 
 func step(s string) { fmt.Println("==> " + s) }

@@ -17,6 +17,7 @@ import (
 	"github.com/operator-framework/helm-operator-plugins/pkg/reconciler"
 	"github.com/operator-framework/helm-operator-plugins/pkg/values"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
@@ -239,7 +240,13 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 	if err != nil {
 		return nil, err
 	}
-	inner, err := helmclient.NewActionClientGetter(acg)
+	// The chart is ours and deterministic, and the API server validates what it receives: the
+	// client-side OpenAPI validation of every install and (dry-run) upgrade would fetch and
+	// parse the cluster's OpenAPI document each time, which was most of the operator's CPU.
+	inner, err := helmclient.NewActionClientGetter(&cachingCapabilities{ActionConfigGetter: acg},
+		helmclient.AppendInstallOptions(func(i *action.Install) error { i.DisableOpenAPIValidation = true; return nil }),
+		helmclient.AppendUpgradeOptions(func(u *action.Upgrade) error { u.DisableOpenAPIValidation = true; return nil }),
+	)
 	if err != nil {
 		return nil, err
 	}

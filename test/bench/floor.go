@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/test/harness"
+)
+
+// The floor: a plain client writing, as fast as it can, the Kubernetes objects the operator
+// must write for each resource, in the same order: the resource; the engine's finalizer (live
+// read + update) and Helm's (patch); four status writes (engine: add-on id; engine: AddonReady;
+// Helm: install started; Helm: Deployed/Ready); the source Secret; Helm's release Secret
+// (created pending, then updated deployed); the rendered credentials Secret. No Clever Cloud
+// call, no Helm rendering, no dry-run, no cache: what the operator does beyond this is its
+// overhead.
+
+const helmFinalizer = "uninstall-helm-release"
+
+// releasePayload stands for the gzip+base64 release record Helm stores (a few KiB, not
+// compressible further).
+var releasePayload = func() []byte {
+	b := make([]byte, 6*1024)
+	_, _ = rand.Read(b)
+	return b
+}()
+
+func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructured) error {
+	kind, ok := addon.KindFor(in.GroupVersionKind())
+	if !ok {
+		return fmt.Errorf("unknown kind %s", in.GetKind())
+	}
+	obj := in.DeepCopy()
+	if err := c.Create(ctx, obj); err != nil {
+		return err
+	}
+	key := client.ObjectKeyFromObject(obj)
+	// Engine finalizer: live read, update.
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := c.Get(ctx, key, live); err != nil {
+		return err
+	}
+	live.SetFinalizers(append(live.GetFinalizers(), kind.Finalizer()))
+	if err := c.Update(ctx, live); err != nil {
+		return err
+	}
+	// Helm finalizer: patch.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": []string{kind.Finalizer(), helmFinalizer}, "resourceVersion": live.GetResourceVersion()}})
+	if err := c.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return err
+	}
+	now := metav1.Now().UTC().Format(time.RFC3339)
+	cond := func(t, s, reason string) map[string]any {
+		return map[string]any{"type": t, "status": s, "reason": reason, "message": reason, "lastTransitionTime": now}
+	}
+	setStatus := func(fields map[string]any, conds ...map[string]any) error {
+		st, _, _ := unstructured.NestedMap(live.Object, "status")
+		if st == nil {
+			st = map[string]any{}
+		}
+		for k, v := range fields {
+			st[k] = v
+		}
+		list := []any{}
+		for _, cd := range conds {
+			list = append(list, cd)
+		}
+		st["conditions"] = list
+		live.Object["status"] = st
+		return c.Status().Update(ctx, live)
+	}
+	addonID := "addon_" + string(obj.GetUID())
+	if err := setStatus(map[string]any{"addon": addonID, "plan": "plan_x", "secretName": obj.GetName() + "-secrets"},
+		cond("AddonReady", "False", "Provisioning"), cond("Ready", "False", "Provisioning")); err != nil {
+		return err
+	}
+	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	data := map[string][]byte{}
+	for i := range 7 {
+		data[fmt.Sprintf("VAR_%d", i)] = []byte(fmt.Sprintf("value-%d-%s", i, obj.GetUID()))
+	}
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: kind.SourceSecretName(obj.GetName()), Namespace: obj.GetNamespace(), OwnerReferences: []metav1.OwnerReference{owner},
+		Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: kind.Lower()},
+		Annotations: map[string]string{addon.AnnotationAddonID: addonID},
+	}, Data: data}
+	if err := c.Create(ctx, src); err != nil {
+		return err
+	}
+	if err := setStatus(map[string]any{"observedGeneration": obj.GetGeneration()},
+		cond("AddonReady", "True", "Provisioned"), cond("Ready", "False", "Provisioning")); err != nil {
+		return err
+	}
+	rel := kind.ReleaseName(obj.GetName())
+	relSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "sh.helm.release.v1." + rel + ".v1", Namespace: obj.GetNamespace(),
+		Labels: map[string]string{"owner": "helm", "name": rel, "status": "pending-install", "version": "1"},
+	}, Type: "helm.sh/release.v1", Data: map[string][]byte{"release": releasePayload}}
+	if err := c.Create(ctx, relSecret); err != nil {
+		return err
+	}
+	if err := setStatus(nil, cond("AddonReady", "True", "Provisioned"), cond("Initialized", "True", ""), cond("Ready", "False", "Provisioning")); err != nil {
+		return err
+	}
+	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: obj.GetName() + "-secrets", Namespace: obj.GetNamespace(), OwnerReferences: []metav1.OwnerReference{owner},
+		Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleCredentials, "app.kubernetes.io/managed-by": "Helm"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": rel, "meta.helm.sh/release-namespace": obj.GetNamespace()},
+	}, Data: data}
+	if err := c.Create(ctx, creds); err != nil {
+		return err
+	}
+	relSecret.Labels["status"] = "deployed"
+	if err := c.Update(ctx, relSecret); err != nil {
+		return err
+	}
+	return setStatus(map[string]any{"deployedRelease": map[string]any{"name": rel}},
+		cond("AddonReady", "True", "Provisioned"), cond("Initialized", "True", ""), cond("Deployed", "True", "InstallSuccessful"), cond("Ready", "True", "Provisioned"))
+}
+
+// floorCleanup removes what floorOne wrote in namespace ns (not timed).
+func floorCleanup(ctx context.Context, c client.Client, ns string, objs []*unstructured.Unstructured, workers int) error {
+	err := harness.ForEach(ctx, objs, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		cur := u.DeepCopy()
+		if err := c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		return client.IgnoreNotFound(c.Delete(ctx, cur))
+	})
+	if err != nil {
+		return err
+	}
+	return c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns))
+}

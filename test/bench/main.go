@@ -1,0 +1,230 @@
+// Command bench measures the operator on a local control plane (kube-apiserver + etcd) against
+// the fake Clever Cloud API, with the operator as its own process (bin/manager):
+//
+//	P1  time from applying N resources to all Ready, and the floor: a plain client writing the
+//	    same Kubernetes objects on the same control plane; ratio operator/floor
+//	P2  Clever Cloud API calls per resource over create → Ready → delete, by route; calls
+//	    caused by no-op events (a label touched on every Ready resource)
+//	P3  idle cost with many Ready resources: API calls per resource per resync period and
+//	    operator CPU (from /proc/<pid>/stat), measured with a short period and scaled
+//	P4  single-resource latency, apply → Secret filled, fake answering instantly (p50/p95)
+//	P5  operator peak RSS (VmHWM) with many resources and unrelated Secrets in the cluster
+//	chart  time-to-Ready vs N, operator and floor (PNG)
+//
+// Usage: make bench [BENCH_ARGS="-only P4 -n 100"]; docs/performance.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/harness"
+)
+
+type config struct {
+	assets, only, out, chartOut, workdir string
+	n, idleN, unrelated, p4Runs          int
+	sizes                                []int
+	latency, jitter, delay               time.Duration
+	apiRate                              float64
+	workers, floorWorkers, applyWorkers  int
+	resync, idleWindow, baseWindow       time.Duration
+	timeout                              time.Duration
+	noBuild                              bool
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: FAIL: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var c config
+	var sizes string
+	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
+	flag.StringVar(&c.only, "only", "P1,P2,P3,P4,P5,chart", "comma-separated subset of P1,P2,P3,P4,P5,chart")
+	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
+	flag.StringVar(&sizes, "sizes", "100,250,500,1000", "chart: the values of N to plot")
+	flag.IntVar(&c.idleN, "idle-n", 1000, "P3/P5: number of Ready resources")
+	flag.IntVar(&c.unrelated, "unrelated-secrets", 5000, "P5: unrelated Secrets created in the watched namespace")
+	flag.IntVar(&c.p4Runs, "p4-runs", 20, "P4: number of single-resource runs")
+	flag.DurationVar(&c.latency, "latency", 0, "fake API latency added to every request (P1-P3, P5)")
+	flag.DurationVar(&c.jitter, "jitter", 0, "fake API random extra latency")
+	flag.DurationVar(&c.delay, "provisioning-delay", 0, "fake API: time before a new add-on's credentials appear (P1-P3, P5)")
+	flag.Float64Var(&c.apiRate, "api-rate-limit", 200, "operator --api-rate-limit (requests/s to Clever Cloud per credential set)")
+	flag.IntVar(&c.workers, "workers", 0, "operator --max-concurrent-reconciles (0: the operator's default)")
+	flag.IntVar(&c.floorWorkers, "floor-workers", 56, "floor: concurrent writers (the operator has 4 workers x 14 kinds per side)")
+	flag.IntVar(&c.applyWorkers, "apply-workers", 16, "concurrent creates when applying resources")
+	flag.DurationVar(&c.resync, "resync", time.Minute, "P3: short --resync-period (and Helm reconcile period) the idle cost is measured with")
+	flag.DurationVar(&c.idleWindow, "idle-window", 0, "P3: measurement window (default 2 x -resync)")
+	flag.DurationVar(&c.baseWindow, "base-window", 30*time.Second, "P3: window with nothing due (default periods) for the baseline CPU")
+	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "per-phase timeout")
+	flag.StringVar(&c.out, "out", filepath.Join("bench", "results.json"), "JSON results file")
+	flag.StringVar(&c.chartOut, "chart-out", filepath.Join("bench", "time-to-ready.png"), "PNG chart file")
+	flag.StringVar(&c.workdir, "workdir", ".bench", "kubeconfig and operator logs")
+	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it first)")
+	flag.Parse()
+	for _, s := range strings.Split(sizes, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-sizes: %q is not a positive integer", s)
+		}
+		c.sizes = append(c.sizes, v)
+	}
+	if c.idleWindow == 0 {
+		c.idleWindow = 2 * c.resync
+	}
+	sel := map[string]bool{}
+	for _, s := range strings.Split(c.only, ",") {
+		s = strings.TrimSpace(s)
+		switch strings.ToUpper(s) {
+		case "P1", "P2", "P3", "P4", "P5":
+			sel[strings.ToUpper(s)] = true
+		case "CHART":
+			sel["chart"] = true
+		case "":
+		default:
+			return fmt.Errorf("-only: unknown part %q (P1..P5, chart)", s)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
+	b.res.Machine = machineFacts()
+	h, err := harness.Start(ctx, harness.Options{
+		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step,
+		Fake: fakeapi.Options{ProvisioningDelay: c.delay, Faults: fakeapi.Faults{Latency: c.latency, Jitter: c.jitter}},
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Stop()
+	b.h = h
+	for _, ns := range []string{nsOperator, nsFloor} {
+		if err := h.EnsureNamespace(ctx, ns); err != nil {
+			return err
+		}
+	}
+	b.op = h.NewOperator(harness.OperatorOptions{Name: "operator", Args: b.operatorArgs()})
+	defer func() { _ = b.op.Stop(10 * time.Second) }()
+	if err := b.op.Start(); err != nil {
+		return err
+	}
+
+	if sel["P4"] {
+		if err := b.p4(ctx); err != nil {
+			return fmt.Errorf("P4: %w", err)
+		}
+	}
+	if sel["P1"] || sel["P2"] || sel["chart"] {
+		ns := []int{}
+		if sel["chart"] {
+			ns = append(ns, c.sizes...)
+		}
+		if (sel["P1"] || sel["P2"]) && !slices.Contains(ns, c.n) {
+			ns = append(ns, c.n)
+		}
+		slices.Sort(ns)
+		for _, n := range ns {
+			if err := b.scale(ctx, n, n == c.n && sel["P2"]); err != nil {
+				return fmt.Errorf("N=%d: %w", n, err)
+			}
+		}
+		if sel["chart"] && len(b.res.Chart) > 1 {
+			if err := plotChart(c.chartOut, b.res.Chart, b.res.Machine); err != nil {
+				return fmt.Errorf("chart: %w", err)
+			}
+			b.res.ChartFile = c.chartOut
+		}
+	}
+	if sel["P3"] || sel["P5"] {
+		if err := b.idle(ctx, sel["P3"], sel["P5"]); err != nil {
+			return fmt.Errorf("P3/P5: %w", err)
+		}
+	}
+	b.res.Finished = time.Now().UTC()
+	b.res.Goals = b.goals(sel)
+	printSummary(b.res)
+	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(b.res, "", "  ")
+	if err := os.WriteFile(c.out, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("results: " + c.out)
+	if b.res.ChartFile != "" {
+		fmt.Println("chart:   " + b.res.ChartFile)
+	}
+	return nil
+}
+
+const (
+	nsOperator = "bench"
+	nsFloor    = "floor"
+)
+
+type bench struct {
+	c   config
+	h   *harness.Harness
+	op  *harness.Operator
+	res *Results
+}
+
+func (b *bench) operatorArgs(extra ...string) []string {
+	args := []string{"--watch-namespace=" + nsOperator, "--api-rate-limit=" + strconv.FormatFloat(b.c.apiRate, 'f', -1, 64)}
+	if b.c.workers > 0 {
+		args = append(args, "--max-concurrent-reconciles="+strconv.Itoa(b.c.workers))
+	}
+	return append(args, extra...)
+}
+
+func step(s string) { fmt.Println("==> " + s) }
+
+func machineFacts() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "MemTotal:") {
+				f := strings.Fields(l)
+				if len(f) >= 2 {
+					kb, _ := strconv.ParseInt(f[1], 10, 64)
+					m.MemoryMiB = kb / 1024
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					m.CPU = strings.TrimSpace(v)
+					break
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	m.Kubernetes = "kube-apiserver " + filepath.Base(harness.DefaultAssets) + " + etcd (envtest, local)"
+	return m
+}

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/harness"
+)
+
+func pollInterval(n int) time.Duration {
+	if n >= 500 {
+		return time.Second
+	}
+	return 250 * time.Millisecond
+}
+
+// warmup creates one resource and waits for it to be Ready, then deletes it: the operator's
+// caches are synced and its plan cache is filled before anything is timed.
+func (b *bench) warmup(ctx context.Context, prefix string) error {
+	objs, err := harness.Resources(nsOperator, prefix, 1)
+	if err != nil {
+		return err
+	}
+	if err := harness.CreateAll(ctx, b.h.Client, objs, 1); err != nil {
+		return err
+	}
+	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, harness.Exited(b.op)); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if err := harness.DeleteAll(ctx, b.h.Client, objs, 1); err != nil {
+		return err
+	}
+	return harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, harness.Exited(b.op))
+}
+
+// p4: apply one resource, time until its credentials Secret is filled; the fake answers
+// instantly (no latency, no provisioning delay).
+func (b *bench) p4(ctx context.Context) error {
+	step(fmt.Sprintf("P4: single-resource latency, %d runs, fake answering instantly", b.c.p4Runs))
+	saved := b.h.Fake()
+	b.h.ReplaceFake(fakeapi.Options{})
+	defer b.h.SetFake(saved)
+	if err := b.warmup(ctx, "p4warm"); err != nil {
+		return err
+	}
+	objs, err := harness.Resources(nsOperator, "p4", b.c.p4Runs)
+	if err != nil {
+		return err
+	}
+	var samples []float64
+	for _, u := range objs {
+		t0 := time.Now()
+		if err := b.h.Client.Create(ctx, u.DeepCopy()); err != nil {
+			return err
+		}
+		for {
+			sec := &corev1.Secret{}
+			err := b.h.Client.Get(ctx, types.NamespacedName{Namespace: nsOperator, Name: u.GetName() + "-secrets"}, sec)
+			// Azimutt publishes no variable: its Secret is complete as soon as it exists.
+			if err == nil && (len(sec.Data) > 0 || u.GetKind() == "Azimutt") {
+				break
+			}
+			if time.Since(t0) > 2*time.Minute {
+				return fmt.Errorf("%s: no credentials Secret after 2m", harness.Key(u))
+			}
+			if err := harness.Exited(b.op)(); err != nil {
+				return err
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		samples = append(samples, time.Since(t0).Seconds())
+		if err := harness.DeleteAll(ctx, b.h.Client, []*unstructured.Unstructured{u}, 1); err != nil {
+			return err
+		}
+		if err := harness.WaitGone(ctx, b.h.Client, nsOperator, []*unstructured.Unstructured{u}, 50*time.Millisecond, 2*time.Minute, harness.Exited(b.op)); err != nil {
+			return err
+		}
+	}
+	sorted := append([]float64(nil), samples...)
+	sort.Float64s(sorted)
+	b.res.P4 = &P4{Runs: len(samples), P50: percentile(sorted, 50), P95: percentile(sorted, 95), Min: sorted[0], Max: sorted[len(sorted)-1], Samples: samples}
+	fmt.Printf("    p50 %.3fs  p95 %.3fs  (min %.3fs, max %.3fs)\n", b.res.P4.P50, b.res.P4.P95, b.res.P4.Min, b.res.P4.Max)
+	return nil
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	// Nearest rank.
+	r := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(r, 0), len(sorted)-1)]
+}
+
+// scale: N resources to Ready with the operator, the no-op check (P2), deletion, then the
+// floor for the same N.
+func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
+	if err := b.warmup(ctx, fmt.Sprintf("w%d", n)); err != nil {
+		return err
+	}
+	fake := b.h.Fake()
+	objs, err := harness.Resources(nsOperator, fmt.Sprintf("n%d", n), n)
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("N=%d: applying %d resources, waiting for all Ready (operator)", n, n))
+	fake.ResetCounts()
+	t0 := time.Now()
+	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+		return err
+	}
+	applied := time.Since(t0)
+	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+		return err
+	}
+	opDur := time.Since(t0)
+	loadOp := loadAvg()
+	createCounts := fake.Counts()
+	fmt.Printf("    operator: all %d Ready in %.1fs (applied in %.1fs)\n", n, opDur.Seconds(), applied.Seconds())
+
+	var noop map[string]int
+	var noopWindow time.Duration
+	if withP2 {
+		noopWindow = 15 * time.Second
+		step(fmt.Sprintf("N=%d: no-op events: a label on every Ready resource, counting API calls for %s", n, noopWindow))
+		fake.ResetCounts()
+		err := harness.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+			return b.h.Client.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"bench.example.com/touched":"yes"}}}`)))
+		})
+		if err != nil {
+			return err
+		}
+		time.Sleep(noopWindow)
+		noop = fake.Counts()
+	}
+
+	step(fmt.Sprintf("N=%d: deleting, waiting for all gone", n))
+	fake.ResetCounts()
+	td := time.Now()
+	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+		return err
+	}
+	if err := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+		return err
+	}
+	delDur := time.Since(td)
+	deleteCounts := fake.Counts()
+	fmt.Printf("    operator: all %d deleted in %.1fs\n", n, delDur.Seconds())
+
+	step(fmt.Sprintf("N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
+	fobjs, err := harness.Resources(nsFloor, fmt.Sprintf("f%d", n), n)
+	if err != nil {
+		return err
+	}
+	tf := time.Now()
+	if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		return floorOne(ctx, b.h.Client, u)
+	}); err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	floorDur := time.Since(tf)
+	loadFloor := loadAvg()
+	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", floorDur.Seconds(), opDur.Seconds()/floorDur.Seconds())
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
+		return fmt.Errorf("floor cleanup: %w", err)
+	}
+
+	b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), DeleteSeconds: delDur.Seconds(),
+		LoadAvgOperator: loadOp, LoadAvgFloor: loadFloor})
+	if n == b.c.n {
+		b.res.P1 = &P1{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), Ratio: opDur.Seconds() / floorDur.Seconds(),
+			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds()}
+	}
+	if withP2 {
+		p := &P2{N: n, Create: createCounts, Delete: deleteCounts, Noop: noop, NoopTouched: n, NoopWindowSeconds: noopWindow.Seconds(), PerResourceByRoute: map[string]float64{}}
+		for r, v := range createCounts {
+			p.Total += v
+			p.PerResourceByRoute[r] += float64(v) / float64(n)
+		}
+		for r, v := range deleteCounts {
+			p.Total += v
+			p.PerResourceByRoute[r] += float64(v) / float64(n)
+		}
+		for _, v := range noop {
+			p.NoopCalls += v
+		}
+		p.PerResource = float64(p.Total) / float64(n)
+		b.res.P2 = p
+		fmt.Printf("    P2: %.2f API calls per resource (create→Ready→delete); %d calls after touching %d Ready resources\n", p.PerResource, p.NoopCalls, n)
+	}
+	return nil
+}
+
+// idle: P5 (peak RSS with idle-n resources and unrelated Secrets) and P3 (idle API calls
+// and CPU).
+func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
+	c := b.h.Client
+	if p5 && b.c.unrelated > 0 {
+		step(fmt.Sprintf("P5: creating %d unrelated Secrets in namespace %s", b.c.unrelated, nsOperator))
+		payload := make([]byte, 1024)
+		_, _ = rand.Read(payload)
+		idx := make([]*unstructured.Unstructured, b.c.unrelated)
+		for i := range idx {
+			u := &unstructured.Unstructured{}
+			u.SetName(fmt.Sprintf("unrelated-%d", i))
+			idx[i] = u
+		}
+		if err := harness.ForEach(ctx, idx, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+			return c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: nsOperator,
+				Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}})
+		}); err != nil {
+			return err
+		}
+	}
+	step("P3/P5: fresh operator process")
+	if err := b.op.Stop(10 * time.Second); err != nil {
+		return err
+	}
+	b.op.SetArgs(b.operatorArgs()...)
+	if err := b.op.Start(); err != nil {
+		return err
+	}
+	if err := b.warmup(ctx, "idlewarm"); err != nil {
+		return err
+	}
+	objs, err := harness.Resources(nsOperator, "idle", b.c.idleN)
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("P3/P5: applying %d resources, waiting for all Ready", b.c.idleN))
+	t0 := time.Now()
+	if err := harness.CreateAll(ctx, c, objs, b.c.applyWorkers); err != nil {
+		return err
+	}
+	if err := harness.WaitReady(ctx, c, nsOperator, objs, pollInterval(b.c.idleN), b.c.timeout, harness.Exited(b.op)); err != nil {
+		return err
+	}
+	fmt.Printf("    all %d Ready in %.1fs\n", b.c.idleN, time.Since(t0).Seconds())
+	_, peak1, err := b.op.Memory()
+	if err != nil {
+		return err
+	}
+	rss1 := int64(0)
+	p3r := &P3{N: b.c.idleN, ResyncSeconds: b.c.resync.Seconds(), WindowSeconds: b.c.idleWindow.Seconds(), BaselineWindowSeconds: b.c.baseWindow.Seconds()}
+	if p3 {
+		// "All Ready" is not "idle": the Helm reconcilers still work off the status events of
+		// the last resources. Wait until the operator uses under 2 % of a core over 5 s (at
+		// most 3 minutes) before the baseline.
+		step("P3: waiting for the operator to go quiet")
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); {
+			cpu, _, err := b.window(5 * time.Second)
+			if err != nil {
+				return err
+			}
+			if cpu < 100*time.Millisecond {
+				break
+			}
+		}
+		step(fmt.Sprintf("P3: baseline window %s, default periods (nothing due)", b.c.baseWindow))
+		cpu, calls, err := b.window(b.c.baseWindow)
+		if err != nil {
+			return err
+		}
+		p3r.BaselineCPUPercent = 100 * cpu.Seconds() / b.c.baseWindow.Seconds()
+		p3r.BaselineCalls = calls
+		fmt.Printf("    baseline: CPU %.2f%% of one core, %d API calls\n", p3r.BaselineCPUPercent, calls)
+	}
+	rss1, peak, err := b.op.Memory()
+	if err != nil {
+		return err
+	}
+	peak1 = max(peak1, peak)
+	if p5 {
+		b.res.P5 = &P5{Resources: b.c.idleN, UnrelatedSecrets: b.c.unrelated, PeakRSSMiB: mib(peak1), RSSMiB: mib(rss1)}
+		fmt.Printf("    P5: peak RSS %.1f MiB (current %.1f MiB)\n", mib(peak1), mib(rss1))
+	}
+	if !p3 {
+		return nil
+	}
+
+	step(fmt.Sprintf("P3: operator restarted with --resync-period=%s and Helm reconcilePeriod %s", b.c.resync, b.c.resync))
+	wf, err := shortWatches(b.h.WorkDir, b.c.resync)
+	if err != nil {
+		return err
+	}
+	if err := b.op.Stop(10 * time.Second); err != nil {
+		return err
+	}
+	b.op.SetArgs(b.operatorArgs("--resync-period="+b.c.resync.String(), "--watches-file="+wf)...)
+	if err := b.op.Start(); err != nil {
+		return err
+	}
+	settle := b.c.resync
+	step(fmt.Sprintf("P3: letting the restart settle for one period (%s), then measuring %s", settle, b.c.idleWindow))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(settle):
+	}
+	b.h.Fake().ResetCounts()
+	cpu, calls, err := b.window(b.c.idleWindow)
+	if err != nil {
+		return err
+	}
+	p3r.ByRoute = b.h.Fake().Counts()
+	p3r.Calls = calls
+	periods := b.c.idleWindow.Seconds() / b.c.resync.Seconds()
+	p3r.CallsPerResourcePerPeriod = float64(calls) / float64(b.c.idleN) / periods
+	p3r.CPUPercentMeasured = 100 * cpu.Seconds() / b.c.idleWindow.Seconds()
+	scale := b.c.resync.Seconds() / (10 * time.Minute).Seconds()
+	p3r.CPUPercentAtDefaultPeriod = p3r.BaselineCPUPercent + max(0, p3r.CPUPercentMeasured-p3r.BaselineCPUPercent)*scale
+	b.res.P3 = p3r
+	fmt.Printf("    P3: %.2f API calls per resource per period; CPU %.2f%% at a %s period → %.2f%% of one core at the default 10m\n",
+		p3r.CallsPerResourcePerPeriod, p3r.CPUPercentMeasured, b.c.resync, p3r.CPUPercentAtDefaultPeriod)
+	if _, peak, err := b.op.Memory(); err == nil && b.res.P5 != nil {
+		b.res.P5.PeakRSSShortPeriodMiB = mib(peak)
+	}
+	return nil
+}
+
+// window measures the operator's CPU time and the API calls reaching the fake over d.
+func (b *bench) window(d time.Duration) (time.Duration, int, error) {
+	since := time.Now()
+	c0, err := b.op.CPUTime()
+	if err != nil {
+		return 0, 0, err
+	}
+	select {
+	case <-time.After(d):
+	case <-b.op.Done():
+		return 0, 0, harness.Exited(b.op)()
+	}
+	c1, err := b.op.CPUTime()
+	if err != nil {
+		return 0, 0, err
+	}
+	return c1 - c0, b.h.Requests.Total(since), nil
+}
+
+var periodRE = regexp.MustCompile(`(?m)^(\s*reconcilePeriod:\s*).*$`)
+
+// shortWatches writes a copy of watches.yaml whose Helm reconcile period is d.
+func shortWatches(dir string, d time.Duration) (string, error) {
+	b, err := os.ReadFile("watches.yaml")
+	if err != nil {
+		return "", err
+	}
+	out := periodRE.ReplaceAll(b, []byte("${1}"+d.String()))
+	p := filepath.Join(dir, "watches-short.yaml")
+	return p, os.WriteFile(p, out, 0o644)
+}
+
+// loadAvg returns the 1-minute load average (0 if unknown).
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	_, _ = fmt.Sscan(string(b), &v)
+	return v
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// Results is what bench/results.json holds.
+type Results struct {
+	Started   time.Time      `json:"started"`
+	Finished  time.Time      `json:"finished"`
+	Machine   Machine        `json:"machine"`
+	Config    map[string]any `json:"config"`
+	P1        *P1            `json:"p1,omitempty"`
+	P2        *P2            `json:"p2,omitempty"`
+	P3        *P3            `json:"p3,omitempty"`
+	P4        *P4            `json:"p4,omitempty"`
+	P5        *P5            `json:"p5,omitempty"`
+	Chart     []ChartPoint   `json:"chart,omitempty"`
+	ChartFile string         `json:"chartFile,omitempty"`
+	Goals     []Goal         `json:"goals"`
+}
+
+// Machine describes where the figures were measured.
+type Machine struct {
+	Cores      int    `json:"cores"`
+	MemoryMiB  int64  `json:"memoryMiB"`
+	CPU        string `json:"cpu"`
+	Kernel     string `json:"kernel"`
+	OS         string `json:"os"`
+	GoVersion  string `json:"goVersion"`
+	Kubernetes string `json:"kubernetes"`
+}
+
+type P1 struct {
+	N               int     `json:"n"`
+	OperatorSeconds float64 `json:"operatorSeconds"`
+	FloorSeconds    float64 `json:"floorSeconds"`
+	Ratio           float64 `json:"ratio"`
+	ApplySeconds    float64 `json:"applySeconds"`
+	DeleteSeconds   float64 `json:"deleteSeconds"`
+}
+
+type P2 struct {
+	N                  int                `json:"n"`
+	Create             map[string]int     `json:"createToReady"`
+	Delete             map[string]int     `json:"delete"`
+	Total              int                `json:"total"`
+	PerResource        float64            `json:"perResource"`
+	PerResourceByRoute map[string]float64 `json:"perResourceByRoute"`
+	Noop               map[string]int     `json:"noop"`
+	NoopCalls          int                `json:"noopCalls"`
+	NoopTouched        int                `json:"noopTouched"`
+	NoopWindowSeconds  float64            `json:"noopWindowSeconds"`
+}
+
+type P3 struct {
+	N                         int            `json:"n"`
+	ResyncSeconds             float64        `json:"resyncSeconds"`
+	WindowSeconds             float64        `json:"windowSeconds"`
+	Calls                     int            `json:"calls"`
+	ByRoute                   map[string]int `json:"byRoute"`
+	CallsPerResourcePerPeriod float64        `json:"callsPerResourcePerPeriod"`
+	CPUPercentMeasured        float64        `json:"cpuPercentMeasured"`
+	BaselineWindowSeconds     float64        `json:"baselineWindowSeconds"`
+	BaselineCPUPercent        float64        `json:"baselineCpuPercent"`
+	BaselineCalls             int            `json:"baselineCalls"`
+	CPUPercentAtDefaultPeriod float64        `json:"cpuPercentAtDefaultPeriod"`
+}
+
+type P4 struct {
+	Runs    int       `json:"runs"`
+	P50     float64   `json:"p50Seconds"`
+	P95     float64   `json:"p95Seconds"`
+	Min     float64   `json:"minSeconds"`
+	Max     float64   `json:"maxSeconds"`
+	Samples []float64 `json:"samplesSeconds"`
+}
+
+type P5 struct {
+	Resources             int     `json:"resources"`
+	UnrelatedSecrets      int     `json:"unrelatedSecrets"`
+	PeakRSSMiB            float64 `json:"peakRssMiB"`
+	RSSMiB                float64 `json:"rssMiB"`
+	PeakRSSShortPeriodMiB float64 `json:"peakRssShortPeriodMiB,omitempty"`
+}
+
+type ChartPoint struct {
+	N int `json:"n"`
+	// LoadAvg is the 1-minute load average when the operator and the floor finished: the
+	// machine may be shared, and both share its cores with kube-apiserver and etcd.
+	LoadAvgOperator float64 `json:"loadAvgOperator"`
+	LoadAvgFloor    float64 `json:"loadAvgFloor"`
+	OperatorSeconds float64 `json:"operatorSeconds"`
+	FloorSeconds    float64 `json:"floorSeconds"`
+	DeleteSeconds   float64 `json:"deleteSeconds"`
+}
+
+type Goal struct {
+	Part   string `json:"part"`
+	Metric string `json:"metric"`
+	Goal   string `json:"goal"`
+	Value  string `json:"value"`
+	Met    bool   `json:"met"`
+}
+
+func configJSON(c config) map[string]any {
+	return map[string]any{
+		"n": c.n, "sizes": c.sizes, "idleN": c.idleN, "unrelatedSecrets": c.unrelated, "p4Runs": c.p4Runs,
+		"fakeLatency": c.latency.String(), "fakeJitter": c.jitter.String(), "provisioningDelay": c.delay.String(),
+		"apiRateLimit": c.apiRate, "workers": c.workers, "floorWorkers": c.floorWorkers, "applyWorkers": c.applyWorkers,
+		"resync": c.resync.String(), "idleWindow": c.idleWindow.String(), "baseWindow": c.baseWindow.String(),
+	}
+}
+
+func (b *bench) goals(sel map[string]bool) []Goal {
+	var g []Goal
+	r := b.res
+	if r.P1 != nil && sel["P1"] {
+		g = append(g, Goal{"P1", fmt.Sprintf("time to all Ready, N=%d: operator %.1fs / floor %.1fs", r.P1.N, r.P1.OperatorSeconds, r.P1.FloorSeconds),
+			"ratio ≤ 2.5", fmt.Sprintf("%.2f", r.P1.Ratio), r.P1.Ratio <= 2.5})
+	}
+	if r.P2 != nil {
+		g = append(g, Goal{"P2", fmt.Sprintf("API calls per resource, create → Ready → delete (N=%d)", r.P2.N), "≤ 4",
+			fmt.Sprintf("%.2f", r.P2.PerResource), r.P2.PerResource <= 4.005})
+		g = append(g, Goal{"P2", fmt.Sprintf("API calls caused by a label on %d Ready resources", r.P2.NoopTouched), "0",
+			fmt.Sprint(r.P2.NoopCalls), r.P2.NoopCalls == 0})
+	}
+	if r.P3 != nil {
+		g = append(g, Goal{"P3", fmt.Sprintf("idle API calls per resource per resync period (%d Ready)", r.P3.N), "≤ 1",
+			fmt.Sprintf("%.2f", r.P3.CallsPerResourcePerPeriod), r.P3.CallsPerResourcePerPeriod <= 1.0})
+		g = append(g, Goal{"P3", fmt.Sprintf("idle operator CPU, default 10m periods (measured %.1f%% at %gs, baseline %.2f%%)", r.P3.CPUPercentMeasured, r.P3.ResyncSeconds, r.P3.BaselineCPUPercent),
+			"≤ 1% of a core", fmt.Sprintf("%.2f%%", r.P3.CPUPercentAtDefaultPeriod), r.P3.CPUPercentAtDefaultPeriod <= 1})
+	}
+	if r.P4 != nil {
+		g = append(g, Goal{"P4", fmt.Sprintf("apply → Secret filled, %d runs (p95 %.2fs)", r.P4.Runs, r.P4.P95), "p50 ≤ 1s",
+			fmt.Sprintf("%.2fs", r.P4.P50), r.P4.P50 <= 1})
+	}
+	if r.P5 != nil {
+		g = append(g, Goal{"P5", fmt.Sprintf("operator peak RSS, %d resources + %d unrelated Secrets", r.P5.Resources, r.P5.UnrelatedSecrets), "≤ 150 MiB",
+			fmt.Sprintf("%.1f MiB", r.P5.PeakRSSMiB), r.P5.PeakRSSMiB <= 150})
+	}
+	return g
+}
+
+func printSummary(r *Results) {
+	fmt.Printf("\nMachine: %d cores, %d MiB, %s, %s, %s\n", r.Machine.Cores, r.Machine.MemoryMiB, r.Machine.CPU, r.Machine.GoVersion, r.Machine.Kubernetes)
+	if len(r.Chart) > 0 {
+		fmt.Println("\nTime to all Ready:")
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "N\tOPERATOR\tFLOOR\tRATIO\tDELETE (operator)\tLOAD AVG (op/floor)")
+		for _, p := range r.Chart {
+			fmt.Fprintf(w, "%d\t%.1fs\t%.1fs\t%.2f\t%.1fs\t%.1f/%.1f\n", p.N, p.OperatorSeconds, p.FloorSeconds, p.OperatorSeconds/p.FloorSeconds, p.DeleteSeconds, p.LoadAvgOperator, p.LoadAvgFloor)
+		}
+		_ = w.Flush()
+	}
+	if r.P2 != nil {
+		fmt.Printf("\nAPI calls per resource by route (N=%d):\n", r.P2.N)
+		routes := make([]string, 0, len(r.P2.PerResourceByRoute))
+		for k := range r.P2.PerResourceByRoute {
+			routes = append(routes, k)
+		}
+		sort.Strings(routes)
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		for _, k := range routes {
+			fmt.Fprintf(w, "  %s\t%.3f\n", k, r.P2.PerResourceByRoute[k])
+		}
+		_ = w.Flush()
+	}
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PART\tMETRIC\tGOAL\tVALUE\tRESULT")
+	for _, g := range r.Goals {
+		res := "met"
+		if !g.Met {
+			res = "NOT MET"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", g.Part, g.Metric, g.Goal, g.Value, res)
+	}
+	_ = w.Flush()
+}

@@ -1,0 +1,289 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// MaxLogLevel is the zap level the operators run at: everything (the operator caps itself at
+// internal/logging.MaxVerbosity), so a leak scan sees every line the operator can write.
+const MaxLogLevel = 10
+
+// OperatorOptions configures one operator process.
+type OperatorOptions struct {
+	// Name names the log file (<WorkDir>/<Name>.log); default "operator".
+	Name string
+	// Cred is the index of the credential set (Harness.Creds) the operator uses.
+	Cred int
+	// Args are extra flags (e.g. --resync-period=30s, --leader-elect).
+	Args []string
+	// Binary defaults to bin/manager.
+	Binary string
+}
+
+// Operator is an operator process that can be started, killed and restarted many times. Every
+// start appends to the same log file (stdout and stderr), after a marker line.
+type Operator struct {
+	h       *Harness
+	o       OperatorOptions
+	LogPath string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
+	starts int
+}
+
+// NewOperator prepares (does not start) an operator process against the harness.
+func (h *Harness) NewOperator(o OperatorOptions) *Operator {
+	if o.Name == "" {
+		o.Name = "operator"
+	}
+	if o.Binary == "" {
+		o.Binary = filepath.Join(h.Root, "bin", "manager")
+	}
+	return &Operator{h: h, o: o, LogPath: filepath.Join(h.WorkDir, o.Name+".log")}
+}
+
+// Args returns the command line of the next start.
+func (op *Operator) Args() []string {
+	args := []string{
+		"--kubeconfig=" + op.h.Kubeconfig,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=0",
+		"--zap-log-level=" + strconv.Itoa(MaxLogLevel),
+	}
+	return append(args, op.o.Args...)
+}
+
+// SetArgs replaces the extra flags for the next start.
+func (op *Operator) SetArgs(args ...string) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.o.Args = args
+}
+
+// Start starts the process (an error if it is running).
+func (op *Operator) Start() error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.cmd != nil && !op.exitedLocked() {
+		return errors.New("operator " + op.o.Name + " is already running")
+	}
+	if op.o.Cred >= len(op.h.Creds) {
+		return fmt.Errorf("operator %s: no credential set %d", op.o.Name, op.o.Cred)
+	}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if op.starts == 0 {
+		flags |= os.O_TRUNC // a new Operator starts a new log; restarts append to it
+	}
+	logf, err := os.OpenFile(op.LogPath, flags, 0o600)
+	if err != nil {
+		return err
+	}
+	op.starts++
+	fmt.Fprintf(logf, "=== harness: start %d of %s at %s ===\n", op.starts, op.o.Name, time.Now().Format(time.RFC3339Nano))
+	c := op.h.Creds[op.o.Cred]
+	cmd := exec.Command(op.o.Binary, op.Args()...)
+	cmd.Dir = op.h.Root
+	cmd.Env = append(os.Environ(),
+		"KUBECONFIG="+op.h.Kubeconfig,
+		"CLEVER_OPERATOR_API_ENDPOINT="+op.h.Endpoint,
+		"CLEVER_OPERATOR_API_CONSUMER_KEY="+c.ConsumerKey,
+		"CLEVER_OPERATOR_API_CONSUMER_SECRET="+c.ConsumerSecret,
+		"CLEVER_OPERATOR_API_TOKEN="+c.Token,
+		"CLEVER_OPERATOR_API_SECRET="+c.Secret,
+		"CLEVER_OPERATOR_API_BEARER_TOKEN=",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting %s: %w", op.o.Binary, err)
+	}
+	done := make(chan struct{})
+	op.cmd, op.done, op.err = cmd, done, nil
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		op.mu.Lock()
+		op.err = err
+		op.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+func (op *Operator) exitedLocked() bool {
+	select {
+	case <-op.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Running says whether the process is alive.
+func (op *Operator) Running() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.cmd != nil && !op.exitedLocked()
+}
+
+// Starts returns how many times the process was started.
+func (op *Operator) Starts() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.starts
+}
+
+// Done is closed when the current process exits (nil before the first start).
+func (op *Operator) Done() <-chan struct{} {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.done
+}
+
+// ExitErr is the current process's exit error once it exited.
+func (op *Operator) ExitErr() error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.err
+}
+
+// PID returns the process id (0 if never started).
+func (op *Operator) PID() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.cmd == nil || op.cmd.Process == nil {
+		return 0
+	}
+	return op.cmd.Process.Pid
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (op *Operator) Kill() error { return op.signal(syscall.SIGKILL, 10*time.Second) }
+
+// Stop sends SIGTERM, and SIGKILL after timeout.
+func (op *Operator) Stop(timeout time.Duration) error {
+	if err := op.signal(syscall.SIGTERM, timeout); err != nil {
+		return op.Kill()
+	}
+	return nil
+}
+
+// Restart kills the process if running and starts it again.
+func (op *Operator) Restart() error {
+	if err := op.Kill(); err != nil {
+		return err
+	}
+	return op.Start()
+}
+
+func (op *Operator) signal(sig syscall.Signal, wait time.Duration) error {
+	op.mu.Lock()
+	cmd, done := op.cmd, op.done
+	op.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(wait):
+		return fmt.Errorf("operator %s did not exit within %s of %s", op.o.Name, wait, sig)
+	}
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on every Linux platform Go
+// supports).
+const clockTick = 100
+
+// CPUTime returns the user+system CPU time the current process has used so far.
+func (op *Operator) CPUTime() (time.Duration, error) {
+	pid := op.PID()
+	if pid == 0 {
+		return 0, errors.New("operator not started")
+	}
+	return ProcessCPUTime(pid)
+}
+
+// ProcessCPUTime reads utime+stime of pid from /proc/<pid>/stat.
+func ProcessCPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	// The command name (field 2) is in parentheses and may contain spaces.
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	return time.Duration(ut+st) * time.Second / clockTick, nil
+}
+
+// Memory returns the current (VmRSS) and peak (VmHWM) resident set size of the current
+// process, in bytes.
+func (op *Operator) Memory() (rss, peak int64, err error) {
+	pid := op.PID()
+	if pid == 0 {
+		return 0, 0, errors.New("operator not started")
+	}
+	return ProcessMemory(pid)
+}
+
+// ProcessMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status, in bytes.
+func ProcessMemory(pid int) (rss, peak int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		fs := strings.Fields(v)
+		if len(fs) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if k == "VmRSS" {
+			rss = n * 1024
+		} else {
+			peak = n * 1024
+		}
+	}
+	return rss, peak, sc.Err()
+}
