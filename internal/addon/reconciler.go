@@ -142,8 +142,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.refreshes.Delete(obj.GetUID())
 		return r.finalize(ctx, obj)
 	}
-	if err := r.ensureFinalizer(ctx, obj); err != nil {
+	added, err := r.ensureFinalizer(ctx, obj)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if added {
+		ctx = context.WithValue(ctx, firstPassKey{}, true)
 	}
 	if pausedChanged(obj) {
 		if err := r.updateStatus(ctx, obj, func(*unstructured.Unstructured) {}); err != nil {
@@ -217,11 +221,23 @@ func (r *Reconciler) jitter(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/10)+1))
 }
 
-func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
+// firstPassKey marks the context of the pass that put the finalizer on the resource: no
+// operator (this one, or the Rust operator, which uses the same finalizer) has worked on it
+// before, so no add-on can carry its name yet and the name lookup is skipped.
+type firstPassKey struct{}
+
+func isFirstPass(ctx context.Context) bool {
+	v, _ := ctx.Value(firstPassKey{}).(bool)
+	return v
+}
+
+// ensureFinalizer adds the engine's finalizer; added reports that the live resource did not
+// carry it (read live, so a stale cache never makes a resource look new).
+func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) (added bool, err error) {
 	if controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
-		return nil
+		return false, nil
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := r.newObject()
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 			return err
@@ -233,10 +249,12 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 		if err := r.Client.Update(ctx, live); err != nil {
 			return err
 		}
+		added = true
 		obj.SetFinalizers(live.GetFinalizers())
 		obj.SetResourceVersion(live.GetResourceVersion())
 		return nil
 	})
+	return added, err
 }
 
 // provision finds or creates the add-on, fetches its credentials into the source Secret and
@@ -299,7 +317,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		}
 	}
 
-	data, pending, err := r.credentials(ctx, api, obj, org, addon.ID, addon.RealID, addon.ConfigKeys)
+	data, pending, err := r.credentials(ctx, api, obj, org, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
 			// Deleted between the lookup and now: the next pass creates it again.
@@ -385,9 +403,12 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 			return res, true, err
 		}
 		r.observed.Store(obj.GetUID(), r.now())
+		if err := r.updateStatus(ctx, obj, clearTransient); err != nil {
+			return ctrl.Result{}, true, err
+		}
 		return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, true, r.reportDrift(ctx, obj, r.addonDrift(obj, a))
 	}
-	data, pending, err := r.credentials(ctx, api, obj, org, addonID, realID, nil)
+	data, pending, err := r.credentials(ctx, api, obj, org, addonID, realID, nil, false)
 	switch {
 	case clevercloud.IsNotFound(err):
 		return ctrl.Result{}, false, nil
@@ -448,9 +469,7 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
 		}
 		setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg, r.now())
-		if conds, removed := status.Remove(status.Conditions(u), TypeThrottled); removed {
-			status.SetConditions(u, conds)
-		}
+		clearTransient(u)
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -502,6 +521,11 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 			return nil, false, err
 		}
 	}
+	if id == "" && isFirstPass(ctx) {
+		// A brand-new resource: nothing can be named after its UID yet. Listing the whole
+		// organisation is only needed when an earlier pass (or operator) may have created it.
+		return nil, false, nil
+	}
 	list, err := api.ListAddons(ctx, org)
 	if err != nil {
 		return nil, false, err
@@ -519,12 +543,16 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 // credentials returns the Secret data for the add-on. pending is non-empty while Clever Cloud
 // has not published every variable yet.
 // configKeys, when known, are the variables Clever Cloud will publish (nil: take the env as is).
-func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string, configKeys []string) (map[string]string, string, error) {
+func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string, configKeys []string, created bool) (map[string]string, string, error) {
 	if r.Kind.ConfigProvider {
 		want := r.Kind.Variables(obj)
-		have, err := api.GetConfigProviderEnv(ctx, realID)
-		if err != nil {
-			return nil, "", err
+		var have []clevercloud.Variable
+		if !created {
+			// A configuration provider created in this pass holds no variables: no read.
+			var err error
+			if have, err = api.GetConfigProviderEnv(ctx, realID); err != nil {
+				return nil, "", err
+			}
 		}
 		if l := lifecycleOf(obj); l.observeOnly || l.paused {
 			// No write: publish what the add-on holds.

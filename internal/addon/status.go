@@ -118,9 +118,47 @@ func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured
 		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
 			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
 	case clevercloud.IsRetryable(err):
-		return r.fail(ctx, obj, status.ReasonAPIUnavailable, fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err)), err)
+		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err))
+		if a, ok := status.Find(status.Conditions(obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
+			return r.unsynced(ctx, obj, msg, err)
+		}
+		return r.fail(ctx, obj, status.ReasonAPIUnavailable, msg, err)
 	default:
 		return r.fail(ctx, obj, status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
+	}
+}
+
+// TypeSynced is False while the last Clever Cloud call for a Ready resource failed
+// transiently (5xx, timeout, outage). Ready keeps its value: the add-on keeps serving and its
+// Secret stays; the condition goes at the next successful call.
+const TypeSynced = "Synced"
+
+// unsynced records a transient failure of a Ready resource without flipping Ready, with a
+// Warning event when the message changes, and retries with backoff.
+func (r *Reconciler) unsynced(ctx context.Context, obj *unstructured.Unstructured, msg string, cause error) (ctrl.Result, error) {
+	old, _ := status.Find(status.Conditions(obj), TypeSynced)
+	if r.Metrics != nil {
+		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, status.ReasonAPIUnavailable).Inc()
+	}
+	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setCondition(u, TypeSynced, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, r.now())
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if old.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
+	}
+	return ctrl.Result{}, cause
+}
+
+// clearTransient drops the conditions of transient failures after a successful call.
+func clearTransient(u *unstructured.Unstructured) {
+	conds := status.Conditions(u)
+	var a, b bool
+	conds, a = status.Remove(conds, TypeThrottled)
+	conds, b = status.Remove(conds, TypeSynced)
+	if a || b {
+		status.SetConditions(u, conds)
 	}
 }
 

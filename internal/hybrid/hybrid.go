@@ -38,7 +38,7 @@ import (
 
 // Defaults for a watches.yaml entry that does not set them.
 const (
-	DefaultReconcilePeriod         = 10 * time.Minute
+	DefaultReconcilePeriod         = 30 * time.Minute
 	DefaultMaxConcurrentReconciles = 4
 	// MaxReleaseHistory keeps old credentials from lingering in release Secrets.
 	MaxReleaseHistory = 2

@@ -19,7 +19,7 @@ import (
 var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted"}
+var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted", "Synced"}
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
 // rendered manifest (it contains the credentials), replaces Helm's Paused condition by the

@@ -179,6 +179,9 @@ var _ = Describe("idempotency and adoption", func() {
 		stopManager()
 		ns := newNamespace()
 		cr := sample("api_v1_postgresql.yaml", ns)
+		// Whoever created the add-on (this operator before a crash, or the Rust operator, which
+		// uses the same finalizer) put the finalizer on the resource first.
+		cr.SetFinalizers([]string{"api.clever-cloud.com/postgresql"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		cur := get(cr)
 		api := newClient()
@@ -192,6 +195,22 @@ var _ = Describe("idempotency and adoption", func() {
 		Expect(statusString(get(cr), "addon")).To(Equal(pre.ID))
 		Expect(addonsNamed(addonName(cur))).To(HaveLen(1))
 		Expect(events(get(cr))).To(ContainElement("Normal AddonAdopted"))
+	})
+
+	It("looks a brand-new resource up by name only once an earlier pass may have created its add-on", func() {
+		ns := newNamespace()
+		fake.ResetCounts()
+		// The first create fails with a 500 after which Clever Cloud may or may not have acted:
+		// the next pass must look the name up before creating again.
+		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"POST /v2/organisations/{ownerId}/addons": 1}})
+		cr := sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() int { return fake.Counts()["POST /v2/organisations/{ownerId}/addons"] }).Should(BeNumerically(">=", 1))
+		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons"]).To(BeZero(), "no lookup on the very first pass")
+		fake.SetFaults(fakeapi.Faults{})
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons"]).To(BeNumerically(">=", 1), "looked up before creating again")
+		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 	})
 
 	It("restarting the operator mid-provisioning creates no duplicate add-on", func() {
@@ -243,6 +262,27 @@ var _ = Describe("API failures", func() {
 		Expect(k8s.Update(ctx, fixed)).To(Succeed())
 		touch(cr)
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+	})
+
+	It("keeps a Ready resource Ready through an outage at its refresh, reporting Synced=False", func() {
+		ns := newNamespace()
+		cr := sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		// The env read fails (the refresh's call); few enough failures that the client's
+		// circuit, shared with the other specs, stays closed.
+		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"GET /v2/organisations/{ownerId}/addons/{addonId}/env": 1}})
+		defer fake.SetFaults(fakeapi.Faults{})
+		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "outage"})
+		Eventually(func() string { return condition(get(cr), "Synced") }, 20*time.Second).Should(Equal("False/ApiUnavailable"))
+		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "Ready does not flap on a transient failure")
+		Expect(conditionMessage(get(cr), "Synced")).To(ContainSubstring("refreshing"))
+		// Cleared at once, before the client's circuit (shared with the other specs) opens; the
+		// engine's own retry then succeeds and drops the condition.
+		fake.SetFaults(fakeapi.Faults{})
+		Expect(events(cr)).To(ContainElement("Warning ApiUnavailable"))
+		Eventually(func() string { return condition(get(cr), "Synced") }, 30*time.Second).Should(BeEmpty())
+		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
 	})
 
 	It("reports ApiUnavailable on 5xx, backs off, and recovers", func() {
