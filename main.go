@@ -48,22 +48,22 @@ func main() {
 }
 
 type flags struct {
-	metricsAddr, probeAddr string
-	leaderElect            bool
-	watchNamespace         string
-	watchesFile            string
-	configFile             string
-	check                  bool
-	leaderNS               string
-	deletionPolicy         string
-	onMissing              string
-	kubeconfig             string
-	version                bool
-	resyncPeriod           time.Duration
-	helmPeriod             time.Duration
-	workers                int
-	apiRate                float64
-	api                    config.APIConfig
+	metricsAddr, probeAddr, pprofAddr string
+	leaderElect                       bool
+	watchNamespace                    string
+	watchesFile                       string
+	configFile                        string
+	check                             bool
+	leaderNS                          string
+	deletionPolicy                    string
+	onMissing                         string
+	kubeconfig                        string
+	version                           bool
+	resyncPeriod                      time.Duration
+	helmPeriod                        time.Duration
+	workers                           int
+	apiRate                           float64
+	api                               config.APIConfig
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
@@ -83,6 +83,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs := flag.NewFlagSet("clever-operator", flag.ContinueOnError)
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, for profiling (0 disables them)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
 	fs.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's namespace; required outside a cluster)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, $KUBECONFIG, or ~/.kube/config)")
@@ -154,6 +155,7 @@ func run(args []string) error {
 	mopts := operator.ManagerOptions(scheme, strings.Split(f.watchNamespace, ","))
 	mopts.Metrics = metricsserver.Options{BindAddress: f.metricsAddr}
 	mopts.HealthProbeBindAddress = f.probeAddr
+	mopts.PprofBindAddress = f.pprofAddr
 	mopts.LeaderElection = f.leaderElect
 	mopts.LeaderElectionNamespace = f.leaderNS
 	restCfg, err := restConfig(f.kubeconfig)

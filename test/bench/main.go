@@ -43,6 +43,7 @@ type config struct {
 	resync, idleWindow, baseWindow       time.Duration
 	timeout                              time.Duration
 	noBuild                              bool
+	operatorExtra                        string
 }
 
 func main() {
@@ -77,6 +78,7 @@ func run() error {
 	flag.StringVar(&c.chartOut, "chart-out", filepath.Join("bench", "time-to-ready.png"), "PNG chart file")
 	flag.StringVar(&c.workdir, "workdir", ".bench", "kubeconfig and operator logs")
 	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it first)")
+	flag.StringVar(&c.operatorExtra, "operator-args", "", "extra operator flags, space-separated (e.g. --pprof-bind-address=127.0.0.1:6060 to profile it)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -194,6 +196,7 @@ func (b *bench) operatorArgs(extra ...string) []string {
 	if b.c.workers > 0 {
 		args = append(args, "--max-concurrent-reconciles="+strconv.Itoa(b.c.workers))
 	}
+	args = append(args, strings.Fields(b.c.operatorExtra)...)
 	return append(args, extra...)
 }
 
