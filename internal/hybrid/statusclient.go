@@ -74,6 +74,8 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
 	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
 	// deletion); the engine owns the user-facing one.
+	hp, _ := status.Find(status.Conditions(u), status.TypePaused)
+	helmPaused := hp.Status == string(metav1.ConditionTrue)
 	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
 	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
@@ -82,7 +84,10 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 	if found {
 		MergeEngineStatus(u, live)
 	}
-	status.ApplyReady(u, c.now())
+	// Paused (by the user, or while the add-on is not provisioned yet or being deleted), Helm
+	// marks its conditions Unknown and renders nothing: the Secret it rendered stays, so a
+	// resource that was Ready stays Ready even if the engine has not recorded the pause yet.
+	status.ApplyReadyPaused(u, c.now(), helmPaused)
 	if c.recorder != nil && found {
 		ready, _ := status.Find(status.Conditions(u), status.TypeReady)
 		was, _ := status.Find(status.Conditions(live), status.TypeReady)

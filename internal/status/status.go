@@ -221,8 +221,19 @@ func IsSecretConflict(msg string) bool {
 
 // ApplyReady recomputes Ready and Stalled on the object's conditions; it reports a change.
 func ApplyReady(obj *unstructured.Unstructured, now time.Time) bool {
+	return ApplyReadyPaused(obj, now, false)
+}
+
+// ApplyReadyPaused is ApplyReady for a write by the Helm side that knows it is paused
+// (helmPaused) although the engine may not have recorded the user's pause yet: a resource
+// that was Ready stays Ready, as with the engine's Paused condition.
+func ApplyReadyPaused(obj *unstructured.Unstructured, now time.Time, helmPaused bool) bool {
 	conds := Conditions(obj)
-	ready, stalled := Ready(conds, obj.GetDeletionTimestamp() != nil, obj.GetGeneration())
+	seen := conds
+	if p, ok := Find(conds, TypePaused); helmPaused && (!ok || p.Status != string(metav1.ConditionTrue)) {
+		seen = append(append([]Condition(nil), conds...), Condition{Type: TypePaused, Status: string(metav1.ConditionTrue)})
+	}
+	ready, stalled := Ready(seen, obj.GetDeletionTimestamp() != nil, obj.GetGeneration())
 	conds, c1 := Set(conds, ready, now)
 	var c2 bool
 	if stalled {

@@ -91,3 +91,32 @@ func TestApplyReadyRoundTripAndStalled(t *testing.T) {
 		t.Fatalf("Ready = %+v", r)
 	}
 }
+
+// The Helm side writes first after a pause (conditions Unknown) before the engine has recorded
+// the user's Paused condition: a Ready resource stays Ready, and no Paused condition is shown.
+func TestApplyReadyPausedByHelmSide(t *testing.T) {
+	addonOK := Condition{Type: TypeAddonReady, Status: "True", Reason: ReasonProvisioned}
+	for _, c := range []struct {
+		name       string
+		prev       string
+		helmPaused bool
+		want       string
+	}{
+		{"Ready, Helm paused", "True", true, "True/" + ReasonProvisioned},
+		{"Ready, Helm not paused", "True", false, "False/" + ReasonRendering},
+		{"never rendered, Helm paused", "False", true, "False/" + ReasonRendering},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			SetConditions(u, []Condition{addonOK, {Type: TypeDeployed, Status: "Unknown"}, {Type: TypeReady, Status: c.prev, Reason: ReasonProvisioned}})
+			ApplyReadyPaused(u, time.Now(), c.helmPaused)
+			r, _ := Find(Conditions(u), TypeReady)
+			if got := r.Status + "/" + r.Reason; got != c.want {
+				t.Fatalf("Ready = %s, want %s", got, c.want)
+			}
+			if _, ok := Find(Conditions(u), TypePaused); ok {
+				t.Fatal("a Paused condition was written")
+			}
+		})
+	}
+}

@@ -20,10 +20,12 @@ var _ = Describe("switching from the Rust operator", func() {
 		stopManager()
 		ns := newNamespace()
 		cr := sample("api_v1_redis.yaml", ns)
+		// What the Rust operator left: its finalizer (the same as ours; it puts it on before
+		// creating anything), the add-on named after the resource's uid, and the Secret owned
+		// (non-controller) by the resource, without Helm metadata.
+		cr.SetFinalizers([]string{"api.clever-cloud.com/redis"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		cur := get(cr)
-		// What the Rust operator left: the add-on named after the resource's uid, and the
-		// Secret owned (non-controller) by the resource, without Helm metadata.
 		pre, err := newClient().CreateAddon(ctx, "orga_00000000-0000-0000-0000-000000000001", clevercloud.CreateOpts{
 			Name: addonName(cur), Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono"),
 			Options: clevercloud.Options{Version: "7.2.4", Encryption: "false"},

@@ -72,6 +72,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	restCfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())
+	// No client-side throttling, as main runs the operator (client-go's default is 5 requests/s
+	// per resource type, which would slow the manager and make the suite's samplers miss moments).
+	restCfg.QPS = -1
 	k8s, err = client.New(restCfg, client.Options{})
 	Expect(err).NotTo(HaveOccurred())
 
