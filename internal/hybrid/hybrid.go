@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -299,13 +300,31 @@ func (p *prefixedActionClient) History(name string, opts ...helmclient.HistoryOp
 	return p.ActionInterface.History(p.kind.ReleaseName(name), opts...)
 }
 
+// actionSlots bounds the Helm installs and (dry-run) upgrades running at once across every
+// kind. Each one holds a rendered chart, a release being gzip-encoded (about 1 MiB of
+// compressor state) and decoded objects: with 4 workers for each of 14 kinds, a bulk create
+// ran dozens at once, which is what made the operator's memory peak, not its cache. The
+// work is CPU-bound on a local API server, so a few per core keep the same throughput.
+var actionSlots = make(chan struct{}, ActionSlots())
+
+// ActionSlots is the number of Helm actions that may run at once: two per usable core, at
+// least 4.
+func ActionSlots() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+func acquireAction() func() {
+	actionSlots <- struct{}{}
+	return func() { <-actionSlots }
+}
+
 func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
+	defer acquireAction()()
 	return p.ActionInterface.Install(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
 }
 
 // Upgrade recovers a release left pending by an operator that died during an install or
 // upgrade (Helm would refuse every later upgrade), then retries once.
 func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*release.Release, error) {
+	defer acquireAction()()
 	rel, err := p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
 	if err != nil && p.recover != nil && strings.Contains(err.Error(), errPending) {
 		if rerr := p.recover(p.kind.ReleaseName(name)); rerr != nil {

@@ -2,12 +2,15 @@ package hybrid
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"github.com/operator-framework/helm-operator-plugins/pkg/values"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -162,5 +165,55 @@ func TestFailPendingRelease(t *testing.T) {
 	}
 	if first, _ := store.Get("postgresql-db", 1); first.Info.Status != release.StatusSuperseded {
 		t.Fatalf("v1 changed to %s", first.Info.Status)
+	}
+}
+
+// countingActions records how many installs and upgrades run at once.
+type countingActions struct {
+	helmclient.ActionInterface
+	mu        sync.Mutex
+	cur, peak int
+}
+
+func (c *countingActions) run() (*release.Release, error) {
+	c.mu.Lock()
+	c.cur++
+	c.peak = max(c.peak, c.cur)
+	c.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	c.mu.Lock()
+	c.cur--
+	c.mu.Unlock()
+	return &release.Release{}, nil
+}
+
+func (c *countingActions) Install(string, string, *chart.Chart, map[string]any, ...helmclient.InstallOption) (*release.Release, error) {
+	return c.run()
+}
+
+func (c *countingActions) Upgrade(string, string, *chart.Chart, map[string]any, ...helmclient.UpgradeOption) (*release.Release, error) {
+	return c.run()
+}
+
+func TestHelmActionsBoundedAcrossKinds(t *testing.T) {
+	inner := &countingActions{}
+	var wg sync.WaitGroup
+	n := 3 * ActionSlots()
+	for i := range n {
+		kind := &addon.Kinds[i%len(addon.Kinds)]
+		p := &prefixedActionClient{ActionInterface: inner, kind: kind}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				_, _ = p.Install("x", "ns", nil, nil)
+			} else {
+				_, _ = p.Upgrade("x", "ns", nil, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	if inner.peak != ActionSlots() {
+		t.Fatalf("%d actions at once, want the bound %d (from %d callers)", inner.peak, ActionSlots(), n)
 	}
 }

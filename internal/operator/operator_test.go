@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -49,5 +50,15 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	}
 	if all := ManagerOptions(s, nil); all.Cache.DefaultNamespaces != nil {
 		t.Fatal("no namespaces must mean all namespaces")
+	}
+	// Cached objects are stored without managedFields.
+	sec := &corev1.Secret{}
+	sec.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}})
+	if o.Cache.DefaultTransform == nil {
+		t.Fatal("no cache transform")
+	}
+	out, err := o.Cache.DefaultTransform(sec)
+	if err != nil || out.(*corev1.Secret).GetManagedFields() != nil {
+		t.Fatalf("managedFields kept in the cache: %v %v", out, err)
 	}
 }
