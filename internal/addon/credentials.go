@@ -26,7 +26,9 @@ const OverrideSecretKey = "config"
 // exists. Trust model: whoever can write Secrets in a namespace can point that namespace's
 // resources at other Clever Cloud credentials, never another namespace's.
 type NamespacedCredentials struct {
-	Reader client.Reader // live reads: these Secrets are not labelled, so not cached
+	// Reader reads the override Secrets. The operator gives it a cache of just those Secrets
+	// (they are not labelled, so the manager's Secret cache does not hold them).
+	Reader client.Reader
 	Global config.APIConfig
 	// NewClient builds a client (the engine shares one per credential set).
 	NewClient func(config.APIConfig) (*clevercloud.Client, error)

@@ -28,6 +28,9 @@ const EventSecretAdopted = "SecretAdopted"
 // claims is adopted; any other existing Secret is left untouched and Helm reports the
 // conflict (SecretConflict).
 func (r *Reconciler) adoptLegacySecret(ctx context.Context, obj *unstructured.Unstructured) error {
+	if _, fresh := r.fresh.Load(obj.GetUID()); fresh {
+		return nil // this process put the finalizer on: the Rust operator never handled it
+	}
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: SecretName(obj)}
 	cached := &corev1.Secret{}
 	if err := r.Client.Get(ctx, key, cached); err == nil {

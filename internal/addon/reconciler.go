@@ -71,6 +71,10 @@ type Reconciler struct {
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
+	// fresh holds the resources this process put the finalizer on: no operator had touched
+	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
+	// when the live checks run again.
+	fresh sync.Map // types.UID -> struct{}
 }
 
 func (r *Reconciler) now() time.Time {
@@ -140,6 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if obj.GetDeletionTimestamp() != nil {
 		r.observed.Delete(obj.GetUID())
 		r.refreshes.Delete(obj.GetUID())
+		r.fresh.Delete(obj.GetUID())
 		return r.finalize(ctx, obj)
 	}
 	added, err := r.ensureFinalizer(ctx, obj)
@@ -147,6 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if added {
+		r.fresh.Store(obj.GetUID(), struct{}{})
 		ctx = context.WithValue(ctx, firstPassKey{}, true)
 	}
 	if pausedChanged(obj) {
@@ -231,8 +237,14 @@ func isFirstPass(ctx context.Context) bool {
 	return v
 }
 
+// HelmUninstallFinalizer is the finalizer helm-operator-plugins puts on a resource before its
+// first install (it uninstalls the release on deletion).
+const HelmUninstallFinalizer = "uninstall-helm-release"
+
 // ensureFinalizer adds the engine's finalizer; added reports that the live resource did not
-// carry it (read live, so a stale cache never makes a resource look new).
+// carry it (read live, so a stale cache never makes a resource look new). The Helm side's
+// finalizer goes in the same write: otherwise both sides update the new resource at the same
+// moment, one of them fails on a conflict, and every write starts another round of both.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) (added bool, err error) {
 	if controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
 		return false, nil
@@ -246,6 +258,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 			obj.SetFinalizers(live.GetFinalizers())
 			return nil
 		}
+		controllerutil.AddFinalizer(live, HelmUninstallFinalizer)
 		if err := r.Client.Update(ctx, live); err != nil {
 			return err
 		}
@@ -295,8 +308,10 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		}
 		created = true
 	}
-	// Persist the id at once: the name lookup would find it again, but this saves a list call.
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+	// Record the id in status. For an add-on created in this pass it goes with the pass's next
+	// status write (pending, published or failed) instead of a write of its own: a pass that
+	// dies before that write leaves a resource whose next pass finds the add-on by name.
+	recordAddon := func(u *unstructured.Unstructured) {
 		if adopted {
 			_ = unstructured.SetNestedField(u.Object, true, "status", "adopted")
 		}
@@ -308,7 +323,10 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 				_ = unstructured.SetNestedField(u.Object, opts.Version, "status", "version")
 			}
 		}
-	}); err != nil {
+	}
+	if created {
+		ctx = context.WithValue(ctx, statusExtraKey{}, recordAddon)
+	} else if err := r.updateStatus(ctx, obj, recordAddon); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !created && r.Kind.Migrations && !l.observeOnly {

@@ -27,6 +27,10 @@ func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStat
 	status.SetConditions(u, conds)
 }
 
+// statusExtraKey carries, in a pass's context, a status change that goes with the pass's
+// next status write (see provision).
+type statusExtraKey struct{}
+
 // updateStatus applies mutate to the resource's status and writes it when it changed,
 // recomputing Ready. Conflicts (the Helm reconciler writes status too) are retried on a
 // fresh copy.
@@ -43,6 +47,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, obj *unstructured.Unstruc
 		first = false
 		next := cur.DeepCopy()
 		mutate(next)
+		if extra, ok := ctx.Value(statusExtraKey{}).(func(*unstructured.Unstructured)); ok {
+			extra(next)
+		}
 		syncPaused(next, r.now())
 		status.ApplyReady(next, r.now())
 		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {

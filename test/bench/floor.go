@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,14 +18,12 @@ import (
 )
 
 // The floor: a plain client writing, as fast as it can, the Kubernetes objects the operator
-// must write for each resource, in the same order: the resource; the engine's finalizer (live
-// read + update) and Helm's (patch); four status writes (engine: add-on id; engine: AddonReady;
-// Helm: install started; Helm: Deployed/Ready); the source Secret; Helm's release Secret
-// (created pending, then updated deployed); the rendered credentials Secret. No Clever Cloud
-// call, no Helm rendering, no dry-run, no cache: what the operator does beyond this is its
-// overhead.
-
-const helmFinalizer = "uninstall-helm-release"
+// must write for each resource, in the same order: the resource; both finalizers (live read +
+// one update, as the engine writes them); three status writes (engine: add-on id and
+// AddonReady; Helm: install started; Helm: Deployed/Ready); the source Secret; Helm's release
+// Secret (created pending, then updated deployed); the rendered credentials Secret, and the
+// Service Binding Secret for the kinds that have one. No Clever Cloud call, no Helm rendering,
+// no dry-run, no cache: what the operator does beyond this is its overhead.
 
 // releasePayload stands for the gzip+base64 release record Helm stores (a few KiB, not
 // compressible further).
@@ -52,13 +49,8 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	if err := c.Get(ctx, key, live); err != nil {
 		return err
 	}
-	live.SetFinalizers(append(live.GetFinalizers(), kind.Finalizer()))
+	live.SetFinalizers(append(live.GetFinalizers(), kind.Finalizer(), addon.HelmUninstallFinalizer))
 	if err := c.Update(ctx, live); err != nil {
-		return err
-	}
-	// Helm finalizer: patch.
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": []string{kind.Finalizer(), helmFinalizer}, "resourceVersion": live.GetResourceVersion()}})
-	if err := c.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
 	now := metav1.Now().UTC().Format(time.RFC3339)
@@ -82,10 +74,6 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 		return c.Status().Update(ctx, live)
 	}
 	addonID := "addon_" + string(obj.GetUID())
-	if err := setStatus(map[string]any{"addon": addonID, "plan": "plan_x", "secretName": obj.GetName() + "-secrets"},
-		cond("AddonReady", "False", "Provisioning"), cond("Ready", "False", "Provisioning")); err != nil {
-		return err
-	}
 	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	data := map[string][]byte{}
@@ -100,7 +88,7 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	if err := c.Create(ctx, src); err != nil {
 		return err
 	}
-	if err := setStatus(map[string]any{"observedGeneration": obj.GetGeneration()},
+	if err := setStatus(map[string]any{"addon": addonID, "plan": "plan_x", "secretName": obj.GetName() + "-secrets", "observedGeneration": obj.GetGeneration()},
 		cond("AddonReady", "True", "Provisioned"), cond("Ready", "False", "Provisioning")); err != nil {
 		return err
 	}
@@ -122,6 +110,16 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	}, Data: data}
 	if err := c.Create(ctx, creds); err != nil {
 		return err
+	}
+	if b := kind.PublicationFor(obj).BindingName; b != "" {
+		bind := creds.DeepCopy()
+		bind.ObjectMeta = metav1.ObjectMeta{Name: b, Namespace: obj.GetNamespace(), OwnerReferences: creds.OwnerReferences,
+			Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: "binding", "app.kubernetes.io/managed-by": "Helm"},
+			Annotations: creds.Annotations}
+		bind.Type = corev1.SecretType("servicebinding.io/" + kind.Lower())
+		if err := c.Create(ctx, bind); err != nil {
+			return err
+		}
 	}
 	relSecret.Labels["status"] = "deployed"
 	if err := c.Update(ctx, relSecret); err != nil {

@@ -1,0 +1,71 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+)
+
+// overrideSecrets serves the per-namespace credentials Secrets (addon.OverrideSecretNames)
+// from one informer per name, each watching only the Secrets of that name (field selector).
+// Resolving a namespace's credentials then costs no API request, and an edit of such a
+// Secret is seen at once. Only these Secrets are held, not every Secret of the cluster.
+type overrideSecrets struct {
+	byName map[string]cache.Cache
+}
+
+// cacheRunnable makes the manager start a cache with its own and wait for its sync before
+// starting the controllers.
+type cacheRunnable struct{ cache.Cache }
+
+func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
+
+func newOverrideSecrets(mgr ctrl.Manager, namespaces []string) (*overrideSecrets, error) {
+	o := &overrideSecrets{byName: map[string]cache.Cache{}}
+	for _, name := range addon.OverrideSecretNames {
+		c, err := cache.New(mgr.GetConfig(), cache.Options{
+			HTTPClient:        mgr.GetHTTPClient(),
+			Scheme:            mgr.GetScheme(),
+			Mapper:            mgr.GetRESTMapper(),
+			DefaultNamespaces: namespaceConfig(namespaces),
+			DefaultTransform:  cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", name)},
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cache of the %s Secrets: %w", name, err)
+		}
+		// Register the informer now so it starts (and syncs) with the manager.
+		if _, err := c.GetInformer(context.Background(), &corev1.Secret{}); err != nil {
+			return nil, fmt.Errorf("cache of the %s Secrets: %w", name, err)
+		}
+		if err := mgr.Add(cacheRunnable{c}); err != nil {
+			return nil, err
+		}
+		o.byName[name] = c
+	}
+	return o, nil
+}
+
+// Get reads one of the override Secrets from its cache.
+func (o *overrideSecrets) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c, ok := o.byName[key.Name]
+	if !ok {
+		return fmt.Errorf("secret %s is not a per-namespace credentials Secret", key.Name)
+	}
+	return c.Get(ctx, key, obj, opts...)
+}
+
+// List is not used.
+func (o *overrideSecrets) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("listing override Secrets is not supported")
+}
