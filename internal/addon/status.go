@@ -193,6 +193,13 @@ func (r *Reconciler) throttled(ctx context.Context, obj *unstructured.Unstructur
 	if notReady && (old.Reason != status.ReasonAPIUnavailable || old.Message != msg) {
 		r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
 	}
+	if d := clevercloud.RetryDelay(err); d > 0 {
+		// Clever Cloud's Retry-After, or the open circuit, says when: wait that long instead
+		// of growing the resource's backoff, which after a long throttle or outage would
+		// leave it waiting minutes once the API is back. Sent requests stay under the
+		// client's rate limit either way.
+		return ctrl.Result{RequeueAfter: r.jitter(max(d, time.Second))}, nil
+	}
 	return ctrl.Result{}, err
 }
 

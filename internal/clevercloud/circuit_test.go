@@ -39,6 +39,11 @@ func TestCircuitOpensAfterRepeatedFailuresAndRecovers(t *testing.T) {
 	if _, err := c.Self(ctx); !errors.Is(err, ErrCircuitOpen) || !IsThrottled(err) || !IsRetryable(err) {
 		t.Fatalf("4th call: want circuit open, got %v", err)
 	}
+	// The refusal says how long the circuit stays open (the whole cooldown here, then less).
+	now = now.Add(20 * time.Second)
+	if _, err := c.Self(ctx); RetryDelay(err) != 40*time.Second {
+		t.Fatalf("RetryDelay = %s, want 40s (%v)", RetryDelay(err), err)
+	}
 	if n := hits.Load(); n != 3 {
 		t.Fatalf("server saw %d requests, want 3 (the open circuit sends nothing)", n)
 	}

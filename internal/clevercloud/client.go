@@ -559,7 +559,7 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 			if prevErr != nil {
 				return prevErr
 			}
-			return &RequestError{Method: cl.method, Route: cl.route, Op: opCircuit, Err: ErrCircuitOpen}
+			return &RequestError{Method: cl.method, Route: cl.route, Op: opCircuit, Err: ErrCircuitOpen, RetryAfter: c.circuit.openFor(c.now())}
 		}
 		if err := c.waitLimiter(ctx, cl); err != nil {
 			if prevErr != nil && ctx.Err() != nil {

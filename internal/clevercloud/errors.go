@@ -69,6 +69,22 @@ type RequestError struct {
 	Route  string // route template
 	Op     string // what failed, e.g. "sending request", "decoding response"
 	Err    error
+	// RetryAfter is, for a request refused because the circuit is open, how long it stays open.
+	RetryAfter time.Duration
+}
+
+// RetryDelay is how long to wait before trying again when the error says so: a 429's or
+// 503's Retry-After, or the rest of an open circuit's cooldown; 0 when it does not say.
+func RetryDelay(err error) time.Duration {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.RetryAfter
+	}
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.RetryAfter
+	}
+	return 0
 }
 
 func (e *RequestError) Error() string {
