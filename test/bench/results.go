@@ -69,6 +69,10 @@ type P3 struct {
 	BaselineCPUPercent        float64        `json:"baselineCpuPercent"`
 	BaselineCalls             int            `json:"baselineCalls"`
 	CPUPercentAtDefaultPeriod float64        `json:"cpuPercentAtDefaultPeriod"`
+	// The Helm side's window: its reconcilePeriod short, the engine at its default.
+	HelmCPUPercentMeasured float64 `json:"helmCpuPercentMeasured"`
+	HelmCalls              int     `json:"helmCalls"`
+	HelmDefaultSeconds     float64 `json:"helmDefaultPeriodSeconds"`
 }
 
 type P4 struct {
@@ -132,7 +136,7 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 	if r.P3 != nil {
 		g = append(g, Goal{"P3", fmt.Sprintf("idle API calls per resource per resync period (%d Ready)", r.P3.N), "≤ 1",
 			fmt.Sprintf("%.2f", r.P3.CallsPerResourcePerPeriod), r.P3.CallsPerResourcePerPeriod <= 1.0})
-		g = append(g, Goal{"P3", fmt.Sprintf("idle operator CPU, default 10m periods (measured %.1f%% at %gs, baseline %.2f%%)", r.P3.CPUPercentMeasured, r.P3.ResyncSeconds, r.P3.BaselineCPUPercent),
+		g = append(g, Goal{"P3", fmt.Sprintf("idle operator CPU at the default periods (at %gs: engine %.1f%%, Helm %.1f%%; baseline %.2f%%)", r.P3.ResyncSeconds, r.P3.CPUPercentMeasured, r.P3.HelmCPUPercentMeasured, r.P3.BaselineCPUPercent),
 			"≤ 1% of a core", fmt.Sprintf("%.2f%%", r.P3.CPUPercentAtDefaultPeriod), r.P3.CPUPercentAtDefaultPeriod <= 1})
 	}
 	if r.P4 != nil {
