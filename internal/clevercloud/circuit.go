@@ -44,18 +44,11 @@ func sharedCircuit(key string, threshold int, cooldown time.Duration) *circuit {
 	return c
 }
 
-// openFor returns how long the circuit stays open from now (0: closed).
+// openFor returns how long the circuit stays open from now (0: closed, a request may be sent).
 func (c *circuit) openFor(now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return max(c.openUntil.Sub(now), 0)
-}
-
-// allow reports whether a request may be sent now.
-func (c *circuit) allow(now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !now.Before(c.openUntil)
 }
 
 // record counts the outcome of a request.

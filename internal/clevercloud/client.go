@@ -555,11 +555,13 @@ func (cl *call) setBody(v any) error {
 func (c *Client) do(ctx context.Context, cl *call) error {
 	var prevErr error // error of the previous attempt, reported if the caller gives up
 	for attempt := 0; ; attempt++ {
-		if c.circuit != nil && !c.circuit.allow(c.now()) {
-			if prevErr != nil {
-				return prevErr
+		if c.circuit != nil {
+			if open := c.circuit.openFor(c.now()); open > 0 {
+				if prevErr != nil {
+					return prevErr
+				}
+				return &RequestError{Method: cl.method, Route: cl.route, Op: opCircuit, Err: ErrCircuitOpen, RetryAfter: open}
 			}
-			return &RequestError{Method: cl.method, Route: cl.route, Op: opCircuit, Err: ErrCircuitOpen, RetryAfter: c.circuit.openFor(c.now())}
 		}
 		if err := c.waitLimiter(ctx, cl); err != nil {
 			if prevErr != nil && ctx.Err() != nil {
