@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
@@ -104,7 +105,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.BoolVar(&f.check, "check", false, "validate the configuration and exit")
 	fs.BoolVar(&f.check, "t", false, "shorthand for --check")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
-	fs.DurationVar(&f.resyncPeriod, "resync-period", 10*time.Minute, "how often a Ready add-on is read again at Clever Cloud (one API call)")
+	fs.DurationVar(&f.resyncPeriod, "resync-period", addon.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
 	fs.StringVar(&f.deletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")

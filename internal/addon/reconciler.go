@@ -95,7 +95,7 @@ func (r *Reconciler) newObject() *unstructured.Unstructured {
 // writes (its own and Helm's) do not wake it, so they cost no API calls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
-		r.ResyncPeriod = 10 * time.Minute
+		r.ResyncPeriod = DefaultResyncPeriod
 	}
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = 4
@@ -236,6 +236,9 @@ func isFirstPass(ctx context.Context) bool {
 	v, _ := ctx.Value(firstPassKey{}).(bool)
 	return v
 }
+
+// DefaultResyncPeriod is how often a Ready add-on is read again when --resync-period is not set.
+const DefaultResyncPeriod = 10 * time.Minute
 
 // HelmUninstallFinalizer is the finalizer helm-operator-plugins puts on a resource before its
 // first install (it uninstalls the release on deletion).

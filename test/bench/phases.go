@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/harness"
@@ -337,7 +338,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	p3r.Calls = calls
 	periods := b.c.idleWindow.Seconds() / b.c.resync.Seconds()
 	p3r.CallsPerResourcePerPeriod = float64(calls) / float64(b.c.idleN) / periods
-	helmCPU, helmCalls, err := measure(fmt.Sprintf("Helm reconcilePeriod %s (engine at its default 10m)", b.c.resync), "--watches-file="+wf)
+	helmCPU, helmCalls, err := measure(fmt.Sprintf("Helm reconcilePeriod %s (engine at its default %s)", b.c.resync, addon.DefaultResyncPeriod), "--watches-file="+wf)
 	if err != nil {
 		return err
 	}
@@ -346,16 +347,17 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	p3r.HelmCalls = helmCalls
 	p3r.HelmDefaultSeconds = helmDefault.Seconds()
 	p3r.CPUPercentAtDefaultPeriod = p3r.BaselineCPUPercent +
-		max(0, engCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/(10*time.Minute).Seconds() +
+		max(0, engCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/addon.DefaultResyncPeriod.Seconds() +
 		max(0, helmCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/helmDefault.Seconds()
 	b.res.P3 = p3r
-	fmt.Printf("    P3: %.2f API calls per resource per period; CPU at a %s period: engine %.2f%%, Helm %.2f%% (%d API calls) → %.2f%% of one core at the defaults (10m, %s)\n",
-		p3r.CallsPerResourcePerPeriod, b.c.resync, engCPU, helmCPU, helmCalls, p3r.CPUPercentAtDefaultPeriod, helmDefault)
+	fmt.Printf("    P3: %.2f API calls per resource per period; CPU at a %s period: engine %.2f%%, Helm %.2f%% (%d API calls) → %.2f%% of one core at the defaults (%s, %s)\n",
+		p3r.CallsPerResourcePerPeriod, b.c.resync, engCPU, helmCPU, helmCalls, p3r.CPUPercentAtDefaultPeriod, addon.DefaultResyncPeriod, helmDefault)
 	return nil
 }
 
-// watchesPeriod returns the reconcilePeriod the watches file gives its entries (the longest,
-// when they differ), or the Helm side's default.
+// watchesPeriod returns the Helm reconcile period of the watches file's entries (an entry
+// without one has the Helm side's default); the shortest when they differ, so the scaled
+// CPU is never understated.
 func watchesPeriod(path string) (time.Duration, error) {
 	ws, err := watches.Load(path)
 	if err != nil {
@@ -363,12 +365,13 @@ func watchesPeriod(path string) (time.Duration, error) {
 	}
 	d := time.Duration(0)
 	for _, w := range ws {
+		p := hybrid.DefaultReconcilePeriod
 		if w.ReconcilePeriod != nil {
-			d = max(d, w.ReconcilePeriod.Duration)
+			p = w.ReconcilePeriod.Duration
 		}
-	}
-	if d == 0 {
-		d = hybrid.DefaultReconcilePeriod
+		if d == 0 || p < d {
+			d = p
+		}
 	}
 	return d, nil
 }
