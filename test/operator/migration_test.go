@@ -72,11 +72,14 @@ var _ = Describe("periodic refresh", func() {
 
 		// Refreshes keep reading (other specs' resources share this manager and its short
 		// period, so per-resource economy is asserted by the forced-refresh spec instead).
+		// Each period reads either the env or the add-on (alternately), one call. Two periods
+		// (3 s plus up to 10% jitter each) start after the rollout pass that follows the
+		// publication, so the window allows for a loaded machine.
 		fake.ResetCounts()
-		time.Sleep(7 * time.Second)
-		counts := fake.Counts()
-		// Each period reads either the env or the add-on (alternately), one call.
-		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"] + counts["GET /v2/organisations/{ownerId}/addons/{addonId}"]).To(BeNumerically(">=", 2))
+		Eventually(func() int {
+			counts := fake.Counts()
+			return counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"] + counts["GET /v2/organisations/{ownerId}/addons/{addonId}"]
+		}, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 2))
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 
 		// Deleted out of band: recreated (the Rust operator's behaviour), with a Warning.
