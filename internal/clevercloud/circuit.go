@@ -9,8 +9,8 @@ import (
 
 // ErrCircuitOpen is returned without any request while Clever Cloud keeps answering 429 or
 // 5xx to a credential set: after CircuitThreshold consecutive such failures the circuit opens
-// for CircuitCooldown (doubling while failures go on, up to 5 minutes), then lets a request
-// through to probe.
+// for CircuitCooldown (doubling each time the probe fails too, up to 5 minutes; no longer than
+// the failure's Retry-After when it has one), then lets a request through to probe.
 var ErrCircuitOpen = errors.New("circuit open: Clever Cloud keeps refusing or failing requests; waiting before trying again")
 
 const maxCircuitCooldown = 5 * time.Minute
@@ -60,7 +60,9 @@ func (c *circuit) record(err error, now time.Time) {
 		return
 	}
 	c.failures++
-	if c.failures < c.threshold {
+	if c.failures < c.threshold || now.Before(c.openUntil) {
+		// Not enough failures yet, or a request sent before the circuit opened failed after:
+		// the open circuit already accounts for it (only a failed probe doubles the cooldown).
 		return
 	}
 	switch {
@@ -69,7 +71,13 @@ func (c *circuit) record(err error, now time.Time) {
 	case c.cooldown < maxCircuitCooldown:
 		c.cooldown = min(2*c.cooldown, maxCircuitCooldown)
 	}
-	c.openUntil = now.Add(c.cooldown)
+	open := c.cooldown
+	var ae *APIError
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		// The server said when to come back: no need to stay away longer than that.
+		open = min(open, ae.RetryAfter)
+	}
+	c.openUntil = now.Add(open)
 }
 
 // countsAgainstCircuit: 429, 5xx and transport failures.

@@ -67,3 +67,50 @@ func TestIsThrottled(t *testing.T) {
 		t.Fatal("IsThrottled misclassifies")
 	}
 }
+
+func TestCircuitCooldownGrowsOnlyOnFailedProbesAndHonoursRetryAfter(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	unavailable := &APIError{StatusCode: http.StatusServiceUnavailable}
+	c := &circuit{threshold: 2, base: 30 * time.Second}
+	c.record(unavailable, now)
+	if open := c.openFor(now); open != 0 {
+		t.Fatalf("one failure under the threshold opened the circuit for %s", open)
+	}
+	c.record(unavailable, now)
+	if open := c.openFor(now); open != 30*time.Second {
+		t.Fatalf("open for %s after the threshold, want 30s", open)
+	}
+	// Requests sent before it opened fail while it is open: no longer, no doubling.
+	for range 5 {
+		c.record(unavailable, now.Add(time.Second))
+	}
+	if open := c.openFor(now); open != 30*time.Second {
+		t.Fatalf("in-flight failures moved the circuit to %s, want 30s", open)
+	}
+	// The probe after the cooldown fails: the cooldown doubles.
+	now = now.Add(30 * time.Second)
+	c.record(unavailable, now)
+	if open := c.openFor(now); open != time.Minute {
+		t.Fatalf("open for %s after a failed probe, want 1m", open)
+	}
+	// A 429 that says when to come back opens it no longer than that, and the cooldown keeps
+	// its doubling for failures that do not say.
+	now = now.Add(time.Minute)
+	c.record(&APIError{StatusCode: http.StatusTooManyRequests, RetryAfter: 2 * time.Second}, now)
+	if open := c.openFor(now); open != 2*time.Second {
+		t.Fatalf("open for %s after a 429 with Retry-After 2s, want 2s", open)
+	}
+	now = now.Add(2 * time.Second)
+	c.record(unavailable, now)
+	if open := c.openFor(now); open != 4*time.Minute {
+		t.Fatalf("open for %s after the next failed probe, want 4m", open)
+	}
+	// A success closes it and resets the cooldown.
+	now = now.Add(4 * time.Minute)
+	c.record(nil, now)
+	c.record(unavailable, now)
+	c.record(unavailable, now)
+	if open := c.openFor(now); open != 30*time.Second {
+		t.Fatalf("open for %s after recovering and failing again, want 30s", open)
+	}
+}
