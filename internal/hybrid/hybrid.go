@@ -271,6 +271,11 @@ type prefixedActionClient struct {
 	kind *addon.Kind
 	// recover marks an interrupted release failed (see Upgrade).
 	recover func(releaseName string) error
+	// current is the release the last Get of this reconcile returned (an action client is
+	// made per reconcile, and helm-operator-plugins reads the release twice before it acts):
+	// the second read and the dry-run upgrade that follows are answered with it. Any install,
+	// upgrade or uninstall forgets it.
+	current *release.Release
 }
 
 // errPending is Helm's refusal to touch a release whose last operation never finished.
@@ -293,7 +298,17 @@ func failPendingRelease(store *storage.Storage, name string) error {
 }
 
 func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*release.Release, error) {
-	return p.ActionInterface.Get(p.kind.ReleaseName(name), opts...)
+	if len(opts) > 0 {
+		return p.ActionInterface.Get(p.kind.ReleaseName(name), opts...)
+	}
+	if p.current != nil && p.current.Name == p.kind.ReleaseName(name) {
+		return p.current, nil
+	}
+	rel, err := p.ActionInterface.Get(p.kind.ReleaseName(name))
+	if err == nil {
+		p.current = rel
+	}
+	return rel, err
 }
 
 func (p *prefixedActionClient) History(name string, opts ...helmclient.HistoryOption) ([]*release.Release, error) {
@@ -318,14 +333,33 @@ func acquireAction() func() {
 
 func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
 	defer acquireAction()()
+	p.current = nil
 	return p.ActionInterface.Install(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
 }
 
 // Upgrade recovers a release left pending by an operator that died during an install or
 // upgrade (Helm would refuse every later upgrade), then retries once.
+//
+// A dry-run upgrade (how helm-operator-plugins tells whether anything changed, on every
+// reconcile) is answered from memory when it has the same inputs as the last one that
+// rendered the deployed manifest (see unchangedReleases).
 func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*release.Release, error) {
+	cur := p.current
+	if cur != nil && (cur.Name != p.kind.ReleaseName(name) || cur.Namespace != namespace) {
+		cur = nil
+	}
+	digest := dryRunDigest(cur, chrt, vals, opts)
+	if rel := unchangedDryRun(cur, chrt, vals, digest); rel != nil {
+		return rel, nil
+	}
 	defer acquireAction()()
+	if u := upgradeSettings(opts); u == nil || !u.DryRun {
+		p.current = nil
+	}
 	rel, err := p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+	if digest != "" && err == nil {
+		rememberDryRun(cur, rel, digest)
+	}
 	if err != nil && p.recover != nil && strings.Contains(err.Error(), errPending) {
 		if rerr := p.recover(p.kind.ReleaseName(name)); rerr != nil {
 			return rel, fmt.Errorf("%w (recovering the interrupted release: %v)", err, rerr)
@@ -336,5 +370,9 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 }
 
 func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.UninstallOption) (*release.UninstallReleaseResponse, error) {
+	if p.current != nil && p.current.Name == p.kind.ReleaseName(name) {
+		unchangedReleases.Delete(releaseKey(p.current.Namespace, p.current.Name))
+	}
+	p.current = nil
 	return p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
 }
