@@ -256,7 +256,7 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 		if err != nil {
 			return nil, err
 		}
-		return &prefixedActionClient{ActionInterface: ac, kind: kind, recover: func(name string) error {
+		return &prefixedActionClient{ActionInterface: ac, kind: kind, cache: mgr.GetClient(), recover: func(name string) error {
 			cfg, err := acg.ActionConfigFor(ctx, obj)
 			if err != nil {
 				return err
@@ -276,6 +276,8 @@ type prefixedActionClient struct {
 	// the second read and the dry-run upgrade that follows are answered with it. Any install,
 	// upgrade or uninstall forgets it.
 	current *release.Release
+	// cache reads the published objects for the drift repair's shortcut (see Reconcile).
+	cache client.Reader
 }
 
 // errPending is Helm's refusal to touch a release whose last operation never finished.
@@ -372,7 +374,24 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.UninstallOption) (*release.UninstallReleaseResponse, error) {
 	if p.current != nil && p.current.Name == p.kind.ReleaseName(name) {
 		unchangedReleases.Delete(releaseKey(p.current.Namespace, p.current.Name))
+		reconciledReleases.Delete(releaseKey(p.current.Namespace, p.current.Name))
 	}
 	p.current = nil
 	return p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
+}
+
+// Reconcile is Helm's drift repair of the deployed release, run by helm-operator-plugins on
+// every reconcile that changes nothing; it is skipped when the release's objects are as it
+// left them last time (see reconciledReleases).
+// cacheReadTimeout bounds the cache reads of the drift repair's shortcut (they only wait
+// when an informer has not synced yet); on a timeout the repair runs the long way.
+const cacheReadTimeout = 10 * time.Second
+
+func (p *prefixedActionClient) Reconcile(rel *release.Release) error {
+	if p.cache == nil || rel == nil {
+		return p.ActionInterface.Reconcile(rel)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheReadTimeout)
+	defer cancel()
+	return reconcileIfTouched(ctx, p.cache, rel, func() error { return p.ActionInterface.Reconcile(rel) })
 }

@@ -132,6 +132,26 @@ var _ = Describe("every kind, end to end", func() {
 		Expect(apiCalls("")).To(BeZero())
 	})
 
+	It("puts back a value edited by hand in the Secret, twice in a row, without API calls", func() {
+		ns := newNamespace()
+		cr := sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		var s *corev1.Secret
+		Eventually(func() *corev1.Secret { s = secret(ns, cr.GetName()+"-secrets"); return s }).ShouldNot(BeNil())
+		want := secretData(s)
+		time.Sleep(500 * time.Millisecond)
+		fake.ResetCounts()
+		// Twice: the second edit comes after a repair the operator may remember.
+		for _, edit := range []string{"edited-by-hand", "edited-again"} {
+			s = secret(ns, cr.GetName()+"-secrets")
+			s.Data["REDIS_PASSWORD"] = []byte(edit)
+			Expect(k8s.Update(ctx, s)).To(Succeed())
+			Eventually(func() map[string]string { return secretData(secret(ns, cr.GetName()+"-secrets")) }, 10*time.Second).Should(Equal(want))
+		}
+		Expect(apiCalls("")).To(BeZero())
+	})
+
 	It("gives kinds that share a name their own release; the second Secret reports SecretConflict until renamed", func() {
 		ns := newNamespace()
 		pg := sample("api_v1_postgresql.yaml", ns)
