@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -215,5 +216,97 @@ func TestHelmActionsBoundedAcrossKinds(t *testing.T) {
 	wg.Wait()
 	if inner.peak != ActionSlots() {
 		t.Fatalf("%d actions at once, want the bound %d (from %d callers)", inner.peak, ActionSlots(), n)
+	}
+}
+
+// countingStatus counts the status writes that reach the API server.
+type countingStatus struct {
+	client.SubResourceWriter
+	updates int
+}
+
+func (c *countingStatus) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
+	c.updates++
+	return nil
+}
+
+// helmRewrite is what helm-operator-plugins' status updater sends for a resource whose status
+// it read from the cache: the conditions as its own type (type, status, reason, message,
+// lastTransitionTime; any other field lost), its deployedRelease with the manifest, and
+// nothing else.
+func helmRewrite(t *testing.T, cached *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	type helmCondition struct {
+		Type               string `json:"type"`
+		Status             string `json:"status"`
+		Reason             string `json:"reason,omitempty"`
+		Message            string `json:"message,omitempty"`
+		LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+	}
+	var st struct {
+		Conditions      []helmCondition   `json:"conditions"`
+		DeployedRelease map[string]string `json:"deployedRelease,omitempty"`
+	}
+	raw, _, _ := unstructured.NestedMap(cached.Object, "status")
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.DeployedRelease = map[string]string{"name": "postgresql-db", "manifest": "kind: Secret\n"}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cached.DeepCopy()
+	u.Object["status"] = out
+	return u
+}
+
+func TestHelmStatusWriteThatChangesNothingIsNotSent(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+		"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(3)},
+		"status": map[string]any{
+			"addon": "addon_1", "observedGeneration": int64(3),
+			"conditions": []any{
+				map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:00Z", "observedGeneration": int64(3)},
+				map[string]any{"type": "Deployed", "status": "True", "reason": "InstallSuccessful", "lastTransitionTime": "2026-11-24T09:00:01Z"},
+			},
+		},
+	}}
+	// The first Helm write after the engine's: Ready is computed, the manifest dropped. Then
+	// the API server stores it and the cache decodes it.
+	sc := NewStatusClient(getOnly{live: live}, nil)
+	sc.now = func() time.Time { return time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC) }
+	first := helmRewrite(t, live)
+	sc.fix(context.Background(), first)
+	b, err := first.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := &unstructured.Unstructured{}
+	if err := stored.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+
+	w := &countingStatus{}
+	later := NewStatusClient(getOnly{live: stored}, nil)
+	later.now = func() time.Time { return time.Date(2026, 11, 24, 11, 0, 0, 0, time.UTC) } // an hour on
+	sw := &statusWriter{SubResourceWriter: w, c: later}
+	if err := sw.Update(context.Background(), helmRewrite(t, stored)); err != nil {
+		t.Fatal(err)
+	}
+	if w.updates != 0 {
+		t.Fatalf("a status write that changes nothing was sent (%d)", w.updates)
+	}
+	// A change (a Helm condition), or a stale resourceVersion, is sent.
+	changed := helmRewrite(t, stored)
+	changed.Object["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["reason"] = "UpgradeSuccessful"
+	if err := sw.Update(context.Background(), changed); err != nil || w.updates != 1 {
+		t.Fatalf("a changed status was not sent (%d, %v)", w.updates, err)
+	}
+	stale := helmRewrite(t, stored)
+	stale.SetResourceVersion("6")
+	if err := sw.Update(context.Background(), stale); err != nil || w.updates != 2 {
+		t.Fatalf("a write at another resourceVersion was not sent (%d, %v)", w.updates, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
@@ -54,9 +55,16 @@ type statusWriter struct {
 	c *StatusClient
 }
 
+// Update writes the fixed status, unless it is the status the resource already has (as the
+// cache holds it, at the same resourceVersion): helm-operator-plugins writes status on every
+// reconcile because the manifest it puts in status.deployedRelease is always missing (fix
+// drops it), which made each no-op Helm reconcile one more request to the API server.
 func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		w.c.fix(ctx, u)
+		if live := w.c.fix(ctx, u); live != nil && len(opts) == 0 && live.GetResourceVersion() == u.GetResourceVersion() &&
+			equality.Semantic.DeepEqual(live.Object["status"], u.Object["status"]) {
+			return nil
+		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
 }
@@ -68,9 +76,10 @@ func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch clien
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
-// fix rewrites the status the Helm reconciler is about to write.
+// fix rewrites the status the Helm reconciler is about to write and returns the live
+// resource it merged from (nil when it could not be read).
 // (Paused is dropped, then the engine's own Paused condition, if any, merged back.)
-func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
+func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
 	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
 	// deletion); the engine owns the user-facing one.
@@ -96,6 +105,10 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) {
 			c.recorder.Event(u, corev1.EventTypeWarning, ready.Reason, ready.Message)
 		}
 	}
+	if !found {
+		return nil
+	}
+	return live
 }
 
 // MergeEngineStatus copies the engine-owned status fields and conditions from live into u.
