@@ -117,37 +117,37 @@ var _ = Describe("every kind, end to end", func() {
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
 	})
 
-	It("puts a hand-deleted Secret back within seconds, without API calls", func() {
+	// publishedQuietly provisions a sample and returns its published Secret once the operator
+	// is quiet, with the fake's counters reset.
+	publishedQuietly := func(file string) *corev1.Secret {
 		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		cr := sample(file, ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		var s *corev1.Secret
 		Eventually(func() *corev1.Secret { s = secret(ns, cr.GetName()+"-secrets"); return s }).ShouldNot(BeNil())
-		want := secretData(s)
 		time.Sleep(500 * time.Millisecond)
 		fake.ResetCounts()
+		return s
+	}
+
+	It("puts a hand-deleted Secret back within seconds, without API calls", func() {
+		s := publishedQuietly("api_v1_mysql.yaml")
+		want := secretData(s)
 		Expect(k8s.Delete(ctx, s)).To(Succeed())
-		Eventually(func() map[string]string { return secretData(secret(ns, cr.GetName()+"-secrets")) }, 10*time.Second).Should(Equal(want))
+		Eventually(func() map[string]string { return secretData(secret(s.Namespace, s.Name)) }, 10*time.Second).Should(Equal(want))
 		Expect(apiCalls("")).To(BeZero())
 	})
 
 	It("puts back a value edited by hand in the Secret, twice in a row, without API calls", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
-		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		var s *corev1.Secret
-		Eventually(func() *corev1.Secret { s = secret(ns, cr.GetName()+"-secrets"); return s }).ShouldNot(BeNil())
+		s := publishedQuietly("api_v1_redis.yaml")
 		want := secretData(s)
-		time.Sleep(500 * time.Millisecond)
-		fake.ResetCounts()
 		// Twice: the second edit comes after a repair the operator may remember.
 		for _, edit := range []string{"edited-by-hand", "edited-again"} {
-			s = secret(ns, cr.GetName()+"-secrets")
+			s = secret(s.Namespace, s.Name)
 			s.Data["REDIS_PASSWORD"] = []byte(edit)
 			Expect(k8s.Update(ctx, s)).To(Succeed())
-			Eventually(func() map[string]string { return secretData(secret(ns, cr.GetName()+"-secrets")) }, 10*time.Second).Should(Equal(want))
+			Eventually(func() map[string]string { return secretData(secret(s.Namespace, s.Name)) }, 10*time.Second).Should(Equal(want))
 		}
 		Expect(apiCalls("")).To(BeZero())
 	})
