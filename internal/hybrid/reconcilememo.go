@@ -45,9 +45,9 @@ func manifestDigest(rel *release.Release) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// manifestObjects lists the objects of a manifest; ok is false when one is not a Secret or a
-// ConfigMap, or the manifest cannot be read.
-func manifestObjects(rel *release.Release) ([]objectRef, bool) {
+// manifestObjects lists the objects of a manifest; nil when there is none, one is not a Secret
+// or a ConfigMap, or the manifest cannot be read.
+func manifestObjects(rel *release.Release) []objectRef {
 	var refs []objectRef
 	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
 		var head struct {
@@ -59,13 +59,13 @@ func manifestObjects(rel *release.Release) ([]objectRef, bool) {
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-			return nil, false
+			return nil
 		}
 		if head.Kind == "" && head.Metadata.Name == "" {
 			continue // nothing but comments: not an object
 		}
 		if head.APIVersion != "v1" || (head.Kind != "Secret" && head.Kind != "ConfigMap") || head.Metadata.Name == "" {
-			return nil, false
+			return nil
 		}
 		ns := head.Metadata.Namespace
 		if ns == "" {
@@ -73,7 +73,7 @@ func manifestObjects(rel *release.Release) ([]objectRef, bool) {
 		}
 		refs = append(refs, objectRef{kind: head.Kind, namespace: ns, name: head.Metadata.Name})
 	}
-	return refs, len(refs) > 0
+	return refs
 }
 
 // fingerprint reads the objects from the cache: their uids and resourceVersions, in order.
@@ -105,10 +105,7 @@ func reconcileIfTouched(ctx context.Context, c client.Reader, rel *release.Relea
 			return nil
 		}
 	} else {
-		var ok bool
-		if refs, ok = manifestObjects(rel); !ok {
-			refs = nil
-		}
+		refs = manifestObjects(rel)
 	}
 	if err := repair(); err != nil {
 		reconciledReleases.Delete(key)
