@@ -21,21 +21,16 @@ import (
 // Only a digest is kept: no values (credentials) are held here.
 var unchangedReleases sync.Map // namespace/release name -> digest string
 
-// dryRunDigest identifies a dry-run upgrade of the deployed release cur to chrt with vals:
-// "" when the options are not the plain ones (an upgrade annotation such as force is set),
-// the release is not deployed, or the values cannot be encoded; such a dry-run is not
-// remembered.
-func dryRunDigest(cur *release.Release, chrt *chart.Chart, vals map[string]any, opts []helmclient.UpgradeOption) string {
-	if cur == nil || cur.Info == nil || cur.Info.Status != release.StatusDeployed || chrt == nil || chrt.Metadata == nil {
-		return ""
-	}
-	u := upgradeSettings(opts)
-	if u == nil || !u.DryRun {
+// dryRunDigest identifies a dry-run upgrade of the deployed release cur to chrt with vals, u
+// being what the upgrade's options set (see upgradeSettings): "" when it is not a dry-run,
+// the options are not the plain ones (an upgrade annotation such as force is set), the
+// release is not deployed, or the values cannot be encoded; such a dry-run is not remembered.
+func dryRunDigest(cur *release.Release, chrt *chart.Chart, vals map[string]any, u *action.Upgrade) string {
+	if cur == nil || cur.Info == nil || cur.Info.Status != release.StatusDeployed || chrt == nil || chrt.Metadata == nil || u == nil || !u.DryRun {
 		return ""
 	}
 	// Plain means: nothing but the dry-run itself and the history limit.
-	u.DryRun, u.DryRunOption, u.MaxHistory = false, "", 0
-	if !reflect.DeepEqual(u, &action.Upgrade{}) {
+	if !reflect.DeepEqual(u, &action.Upgrade{DryRun: u.DryRun, DryRunOption: u.DryRunOption, MaxHistory: u.MaxHistory}) {
 		return ""
 	}
 	b, err := json.Marshal(vals) // map keys are sorted: the same values give the same bytes

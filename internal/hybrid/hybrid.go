@@ -350,12 +350,13 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 	if cur != nil && (cur.Name != p.kind.ReleaseName(name) || cur.Namespace != namespace) {
 		cur = nil
 	}
-	digest := dryRunDigest(cur, chrt, vals, opts)
+	settings := upgradeSettings(opts)
+	digest := dryRunDigest(cur, chrt, vals, settings)
 	if rel := unchangedDryRun(cur, chrt, vals, digest); rel != nil {
 		return rel, nil
 	}
 	defer acquireAction()()
-	if u := upgradeSettings(opts); u == nil || !u.DryRun {
+	if settings == nil || !settings.DryRun {
 		p.current = nil
 	}
 	rel, err := p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
