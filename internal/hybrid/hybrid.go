@@ -101,19 +101,26 @@ type settings struct {
 	skipDependentWatches bool
 }
 
+// ReconcilePeriod is the Helm reconcile period of a watches.yaml entry: its own, else the
+// operator's default (o.DefaultReconcilePeriod, else DefaultReconcilePeriod).
+func ReconcilePeriod(w watches.Watch, o Options) time.Duration {
+	switch {
+	case w.ReconcilePeriod != nil:
+		return w.ReconcilePeriod.Duration
+	case o.DefaultReconcilePeriod != 0:
+		return o.DefaultReconcilePeriod
+	default:
+		return DefaultReconcilePeriod
+	}
+}
+
 // settingsFor maps a watch entry to reconciler settings. watchDependentResources defaults to
 // true and means "watch"; the reconciler's option is "skip", so it is inverted here (the
 // upstream helm-operator run command passes it through uninverted).
 func settingsFor(w watches.Watch, o Options) settings {
-	st := settings{period: o.DefaultReconcilePeriod, workers: o.DefaultMaxConcurrentReconciles}
-	if st.period == 0 {
-		st.period = DefaultReconcilePeriod
-	}
+	st := settings{period: ReconcilePeriod(w, o), workers: o.DefaultMaxConcurrentReconciles}
 	if st.workers == 0 {
 		st.workers = DefaultMaxConcurrentReconciles
-	}
-	if w.ReconcilePeriod != nil {
-		st.period = w.ReconcilePeriod.Duration
 	}
 	if w.MaxConcurrentReconciles != nil {
 		st.workers = *w.MaxConcurrentReconciles

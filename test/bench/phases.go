@@ -365,10 +365,7 @@ func watchesPeriod(path string) (time.Duration, error) {
 	}
 	d := time.Duration(0)
 	for _, w := range ws {
-		p := hybrid.DefaultReconcilePeriod
-		if w.ReconcilePeriod != nil {
-			p = w.ReconcilePeriod.Duration
-		}
+		p := hybrid.ReconcilePeriod(w, hybrid.Options{})
 		if d == 0 || p < d {
 			d = p
 		}
