@@ -61,7 +61,8 @@ func TestMode(t *testing.T) {
 		{"oauth1 complete", oauthConfig(), ModeOAuth1},
 		{"oauth1 missing token", APIConfig{Secret: "s", ConsumerKey: "k", ConsumerSecret: "c"}, ""},
 		{"oauth1 missing consumer secret", APIConfig{Token: "t", Secret: "s", ConsumerKey: "k"}, ""},
-		{"token and secret only", APIConfig{Token: "t", Secret: "s"}, ""},
+		{"token and secret only: clever-tools' published consumer", APIConfig{Token: "t", Secret: "s"}, ModeOAuth1},
+		{"token, secret and half a consumer pair", APIConfig{Token: "t", Secret: "s", ConsumerSecret: "c"}, ""},
 		{"lone token is bearer (Rust operator compatibility)", APIConfig{Token: "t"}, ModeBearer},
 		{"whitespace bearer is unset", APIConfig{BearerToken: " \n"}, ""},
 		{"whitespace oauth field is unset", APIConfig{Token: "t", Secret: "s", ConsumerKey: "k", ConsumerSecret: "\t"}, ""},
@@ -92,20 +93,22 @@ func TestValidate(t *testing.T) {
 		{
 			name:        "nothing set",
 			cfg:         APIConfig{},
-			wantMissing: []string{"api.token", "api.secret", "api.consumer-key", "api.consumer-secret"},
+			wantMissing: []string{"api.token", "api.secret"},
 			contains: []string{
-				"no usable Clever Cloud credentials: missing api.token, api.secret, api.consumer-key, api.consumer-secret",
-				EnvToken, EnvSecret, EnvConsumerKey, EnvConsumerSecret, "a config file",
-				"--api-token", "--api-secret", "--api-consumer-key", "--api-consumer-secret",
+				"no usable Clever Cloud credentials: missing api.token, api.secret (",
+				EnvToken, EnvSecret, "a config file", "--api-token", "--api-secret",
 				"or set a bearer token (api.bearer-token, CLEVER_OPERATOR_API_BEARER_TOKEN or --api-bearer-token)",
 			},
 		},
+		{name: "token and secret only (clever-tools' published consumer)", cfg: APIConfig{Token: secToken, Secret: secSecret}, ok: true},
 		{
-			name:        "token and secret only",
-			cfg:         APIConfig{Token: secToken, Secret: secSecret},
-			wantMissing: []string{"api.consumer-key", "api.consumer-secret"},
-			contains:    []string{"missing api.consumer-key, api.consumer-secret (set CLEVER_OPERATOR_API_CONSUMER_KEY, CLEVER_OPERATOR_API_CONSUMER_SECRET, a config file, or --api-consumer-key, --api-consumer-secret)"},
+			name:     "token, secret and half a consumer pair",
+			cfg:      APIConfig{Token: secToken, Secret: secSecret, ConsumerKey: secConsumerKey},
+			contains: []string{"incomplete OAuth consumer: missing api.consumer-secret (set CLEVER_OPERATOR_API_CONSUMER_SECRET or --api-consumer-secret)", "published consumer"},
 		},
+		{name: "bad bridge endpoint", cfg: APIConfig{BearerToken: "b", BridgeEndpoint: "bridge.test"}, contains: []string{`invalid api.bridge-endpoint "bridge.test"`, "https://api-bridge.clever-cloud.com", "CLEVER_OPERATOR_API_BRIDGE_ENDPOINT"}},
+		{name: "bad expiry", cfg: APIConfig{BearerToken: "b", TokenExpiration: "next week"}, contains: []string{"invalid api.token-expiration"}},
+		{name: "expiry date", cfg: APIConfig{BearerToken: "b", TokenExpiration: "2027-01-02"}, ok: true},
 		{
 			name:        "consumer pair only",
 			cfg:         APIConfig{ConsumerKey: secConsumerKey, ConsumerSecret: secConsumerSecret},
@@ -131,7 +134,7 @@ func TestValidate(t *testing.T) {
 		{
 			name:        "missing credentials and bad endpoint in one line",
 			cfg:         APIConfig{Token: secToken, ConsumerKey: "k", Endpoint: "x.test"},
-			wantMissing: []string{"api.secret", "api.consumer-secret"},
+			wantMissing: []string{"api.secret"},
 			contains:    []string{"no usable Clever Cloud credentials", "; invalid api.endpoint"},
 		},
 	}
@@ -212,14 +215,28 @@ func TestApplyOverride(t *testing.T) {
 		{"bearer override drops base oauth1", opOAuth, APIConfig{BearerToken: "ns-b"},
 			APIConfig{Endpoint: "https://api.example.test", BearerToken: "ns-b"}, ""},
 		{"same endpoint (trailing slash) may inherit", opBearer, APIConfig{Endpoint: "https://api.example.test/"},
-			APIConfig{Endpoint: "https://api.example.test/", BearerToken: "op-bearer"}, ""},
+			APIConfig{Endpoint: "https://api.example.test", BearerToken: "op-bearer"}, ""},
+		{"same endpoint (version suffix) may inherit", opOAuth, APIConfig{Endpoint: "https://API.example.test/v2/"}, opOAuth, ""},
+		{"default endpoint spelled out may inherit", APIConfig{BearerToken: "op-bearer"}, APIConfig{Endpoint: "https://api.clever-cloud.com/v4"},
+			APIConfig{Endpoint: "https://api.clever-cloud.com", BearerToken: "op-bearer"}, ""},
+		{"bearer override keeps base's bridge", APIConfig{Endpoint: "https://api.example.test", BridgeEndpoint: "https://bridge.example.test", Token: "op-t", Secret: "op-s"},
+			APIConfig{BearerToken: "ns-b"}, APIConfig{Endpoint: "https://api.example.test", BridgeEndpoint: "https://bridge.example.test", BearerToken: "ns-b"}, ""},
+		{"same bridge may inherit", APIConfig{BearerToken: "op-bearer"}, APIConfig{BridgeEndpoint: "https://api-bridge.clever-cloud.com/"},
+			APIConfig{BridgeEndpoint: "https://api-bridge.clever-cloud.com", BearerToken: "op-bearer"}, ""},
+		{"other bridge alone is refused", APIConfig{BearerToken: "op-bearer"}, APIConfig{BridgeEndpoint: "https://evil.test"}, APIConfig{}, "never sent to an endpoint chosen by a namespace"},
+		{"other bridge with own bearer", opOAuth, APIConfig{BridgeEndpoint: "https://ns-bridge.test", BearerToken: "ns-b"},
+			APIConfig{BridgeEndpoint: "https://ns-bridge.test", BearerToken: "ns-b"}, ""},
+		{"other endpoint with token and secret uses the published consumer, not base's", opOAuth, APIConfig{Endpoint: "https://ns.test", Token: "x", Secret: "y"},
+			APIConfig{Endpoint: "https://ns.test", Token: "x", Secret: "y"}, ""},
+		{"expiry follows the credentials", APIConfig{BearerToken: "op-bearer", TokenExpiration: "2030-01-01"}, APIConfig{Token: "ns-t", Secret: "ns-s"},
+			APIConfig{Token: "ns-t", Secret: "ns-s"}, ""},
 		{"other endpoint with complete oauth1", opBearer,
 			APIConfig{Endpoint: "https://ns.test", Token: "a", Secret: "b", ConsumerKey: "c", ConsumerSecret: "d"},
 			APIConfig{Endpoint: "https://ns.test", Token: "a", Secret: "b", ConsumerKey: "c", ConsumerSecret: "d"}, ""},
 		{"other endpoint with bearer", opOAuth, APIConfig{Endpoint: "https://ns.test", BearerToken: "ns-b"},
 			APIConfig{Endpoint: "https://ns.test", BearerToken: "ns-b"}, ""},
 		{"other endpoint alone is refused", opBearer, APIConfig{Endpoint: "https://evil.test"}, APIConfig{}, "never sent to an endpoint chosen by a namespace"},
-		{"other endpoint with partial oauth1 is refused", opOAuth, APIConfig{Endpoint: "https://evil.test", Token: "x", Secret: "y"}, APIConfig{}, "not a complete credential set"},
+		{"other endpoint with partial oauth1 is refused", opOAuth, APIConfig{Endpoint: "https://evil.test", Token: "x", Secret: "y", ConsumerKey: "z"}, APIConfig{}, "not a complete credential set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,7 +262,7 @@ func TestApplyOverride(t *testing.T) {
 
 // describe shows values; only for non-secret test data.
 func describe(c APIConfig) string {
-	return fmt.Sprintf("[%q %q %q %q %q %q]", c.Endpoint, c.Token, c.Secret, c.ConsumerKey, c.ConsumerSecret, c.BearerToken)
+	return fmt.Sprintf("[%q %q %q %q %q %q %q %q]", c.Endpoint, c.Token, c.Secret, c.ConsumerKey, c.ConsumerSecret, c.BearerToken, c.BridgeEndpoint, c.TokenExpiration)
 }
 
 func TestFingerprint(t *testing.T) {
@@ -307,15 +324,15 @@ func TestRedaction(t *testing.T) {
 	// The redacted form is informative.
 	for _, verb := range []string{"%v", "%+v", "%s"} {
 		out := fmt.Sprintf(verb, api)
-		want := `{Endpoint:"https://api.example.test/" Token:<redacted> Secret:<redacted> ConsumerKey:<redacted> ConsumerSecret:<redacted> BearerToken:<redacted>}`
+		want := `{Endpoint:"https://api.example.test/" Token:<redacted> Secret:<redacted> ConsumerKey:<redacted> ConsumerSecret:<redacted> BearerToken:<redacted> BridgeEndpoint:"" TokenExpiration:""}`
 		if out != want {
 			t.Errorf("%s = %s, want %s", verb, out, want)
 		}
 	}
-	if got, want := fmt.Sprintf("%v", APIConfig{Token: "t"}), `{Endpoint:"" Token:<redacted> Secret:<unset> ConsumerKey:<unset> ConsumerSecret:<unset> BearerToken:<unset>}`; got != want {
+	if got, want := fmt.Sprintf("%v", APIConfig{Token: "t"}), `{Endpoint:"" Token:<redacted> Secret:<unset> ConsumerKey:<unset> ConsumerSecret:<unset> BearerToken:<unset> BridgeEndpoint:"" TokenExpiration:""}`; got != want {
 		t.Errorf("%%v = %s, want %s", got, want)
 	}
-	if got, want := fmt.Sprintf("%#v", APIConfig{Token: "t"}), `config.APIConfig{Endpoint:"", Token:"<redacted>", Secret:"", ConsumerKey:"", ConsumerSecret:"", BearerToken:""}`; got != want {
+	if got, want := fmt.Sprintf("%#v", APIConfig{Token: "t"}), `config.APIConfig{Endpoint:"", Token:"<redacted>", Secret:"", ConsumerKey:"", ConsumerSecret:"", BearerToken:"", BridgeEndpoint:"", TokenExpiration:""}`; got != want {
 		t.Errorf("%%#v = %s, want %s", got, want)
 	}
 	if got := fmt.Sprintf("%+v", cfg); !strings.Contains(got, "Sources:") || !strings.Contains(got, "/etc/clever-operator/config.toml") {

@@ -28,6 +28,78 @@ type LoadOptions struct {
 	Env func(string) string
 	// Flags holds values from command-line flags; its non-empty fields win.
 	Flags APIConfig
+	// CleverToolsFile (--clever-tools-config, env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG) is a
+	// clever-tools login file (clever-tools.json) read after the configuration files:
+	// its active profile's credentials and host overrides, below every environment
+	// variable and flag. It must exist and parse.
+	CleverToolsFile string
+}
+
+// envAlias is an environment variable other Clever Cloud clients read, accepted as a
+// fallback for one of our fields.
+type envAlias struct {
+	field string
+	names []string // in precedence order
+	// pair: the alias is used only together with its pair's alias of the same index (as
+	// clever-tools reads CLEVER_TOKEN and CLEVER_SECRET only when both are set).
+	pair string
+}
+
+// envAliases are the names users of Clever Cloud's own clients already have, each below
+// our CLEVER_OPERATOR_API_* name for the same field (see the package documentation):
+//
+//   - CLEVER_TOKEN + CLEVER_SECRET: clever-tools (src/config/config.js, both or neither);
+//   - CC_OAUTH_TOKEN + CC_OAUTH_SECRET, CC_CONSUMER_KEY, CC_CONSUMER_SECRET: Clever
+//     Cloud's Go client (clevercloud-client-go config.go) and Terraform provider
+//     (pkg/provider/impl/provider_configure.go);
+//   - CLEVER_API_TOKEN: Go client's bearer token (config.go); CC_API_TOKEN: the name
+//     `clever tokens create` tells users to export (tokens.create.command.js);
+//   - CLEVER_API_HOST, CLEVER_AUTH_BRIDGE_HOST: prefixed forms of clever-tools' API_HOST and
+//     AUTH_BRIDGE_HOST (which clever-tools reads unprefixed; too generic a name to read in a
+//     pod, so only the prefixed form is accepted).
+var envAliases = []envAlias{
+	{field: "Token", names: []string{"CLEVER_TOKEN", "CC_OAUTH_TOKEN"}, pair: "Secret"},
+	{field: "Secret", names: []string{"CLEVER_SECRET", "CC_OAUTH_SECRET"}, pair: "Token"},
+	{field: "ConsumerKey", names: []string{"CC_CONSUMER_KEY"}},
+	{field: "ConsumerSecret", names: []string{"CC_CONSUMER_SECRET"}},
+	{field: "BearerToken", names: []string{"CLEVER_API_TOKEN", "CC_API_TOKEN"}},
+	{field: "Endpoint", names: []string{"CLEVER_API_HOST"}},
+	{field: "BridgeEndpoint", names: []string{"CLEVER_AUTH_BRIDGE_HOST"}},
+}
+
+// EnvAliasNames lists every accepted alias environment variable (for documentation).
+func EnvAliasNames() []string {
+	var out []string
+	for _, a := range envAliases {
+		out = append(out, a.names...)
+	}
+	return out
+}
+
+// fromAliases returns the values of the alias environment variables and the names used.
+func fromAliases(env func(string) string) (APIConfig, []string) {
+	var api APIConfig
+	var used []string
+	pairValue := func(a envAlias, i int) string {
+		for _, b := range envAliases {
+			if b.field == a.pair && i < len(b.names) {
+				return strings.TrimSpace(env(b.names[i]))
+			}
+		}
+		return ""
+	}
+	for _, a := range envAliases {
+		for i, name := range a.names {
+			v := strings.TrimSpace(env(name))
+			if v == "" || (a.pair != "" && pairValue(a, i) == "") {
+				continue
+			}
+			*fieldByName(a.field).ptr(&api) = v
+			used = append(used, name)
+			break
+		}
+	}
+	return api, used
 }
 
 var searchExtensions = []string{"toml", "yaml", "yml", "json"}
@@ -103,6 +175,24 @@ func Load(opts LoadOptions) (Config, error) {
 		}
 	}
 
+	ctFile := opts.CleverToolsFile
+	if ctFile == "" {
+		ctFile = strings.TrimSpace(env(EnvCleverToolsConfig))
+	}
+	if ctFile != "" {
+		api, err := LoadCleverToolsFile(ctFile)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.API = Merge(cfg.API, api)
+		cfg.Sources = append(cfg.Sources, "clever-tools file "+ctFile)
+	}
+
+	if aliases, used := fromAliases(env); len(used) > 0 {
+		cfg.API = Merge(cfg.API, aliases)
+		cfg.Sources = append(cfg.Sources, "env "+strings.Join(used, ","))
+	}
+
 	var fromEnv APIConfig
 	for _, f := range fields {
 		*f.ptr(&fromEnv) = strings.TrimSpace(env(f.env))
@@ -119,6 +209,24 @@ func Load(opts LoadOptions) (Config, error) {
 
 	cfg.API = cfg.API.normalized()
 	return cfg, nil
+}
+
+// Notes returns one-line, secret-free facts about how the configuration will be used,
+// for the start-up log and --check: the endpoints requests go to, and whether
+// clever-tools' published consumer pair signs the requests.
+func (c APIConfig) Notes() []string {
+	var notes []string
+	switch c.Mode() {
+	case ModeOAuth1:
+		if _, _, published := c.Consumer(); published {
+			notes = append(notes, "OAuth1 token + secret signed with clever-tools' published OAuth consumer (set api.consumer-key and api.consumer-secret to use your own)")
+		}
+	case ModeBearer:
+		if !isSet(c.BridgeEndpoint) && c.RequestEndpoint() != DefaultBridgeEndpoint {
+			notes = append(notes, "bearer token sent to api.endpoint "+displayEndpoint(c.RequestEndpoint())+" (not Clever Cloud's public API host; set api.bridge-endpoint if this deployment has a separate bridge)")
+		}
+	}
+	return notes
 }
 
 // errSkip: an optional file does not exist (or is not a regular file).
@@ -142,17 +250,29 @@ func loadFile(path string, required bool) (APIConfig, error) {
 		}
 		return APIConfig{}, fmt.Errorf("config file %q is not a regular file", path)
 	}
+	b, err := readFile(path)
+	if err != nil {
+		return APIConfig{}, fmt.Errorf("config %w", err)
+	}
+	return parseFile(path, b)
+}
+
+// readFile reads a file of at most maxFileSize bytes.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return APIConfig{}, fmt.Errorf("config file %q: %w", path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("file %q does not exist", path)
+		}
+		return nil, fmt.Errorf("file %q: %w", path, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
-		return APIConfig{}, fmt.Errorf("config file %q: %w", path, err)
+		return nil, fmt.Errorf("file %q: %w", path, err)
 	}
 	if len(b) > maxFileSize {
-		return APIConfig{}, fmt.Errorf("config file %q is larger than %d bytes", path, maxFileSize)
+		return nil, fmt.Errorf("file %q is larger than %d bytes", path, maxFileSize)
 	}
-	return parseFile(path, b)
+	return b, nil
 }
