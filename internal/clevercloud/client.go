@@ -26,12 +26,15 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/clever-operator/clever-operator/internal/config"
 )
 
-// Default API hosts (clever-cloud-api.md §4.1).
+// Default API hosts (clever-cloud-api.md §4.1; clever-tools src/config/config.js API_HOST and
+// AUTH_BRIDGE_HOST). Bearer API tokens are served by the bridge only.
 const (
-	DefaultEndpoint       = "https://api.clever-cloud.com"
-	DefaultBearerEndpoint = "https://api-bridge.clever-cloud.com"
+	DefaultEndpoint       = config.DefaultEndpoint
+	DefaultBearerEndpoint = config.DefaultBridgeEndpoint
 )
 
 // Defaults applied by New to zero Config fields.
@@ -49,6 +52,7 @@ const (
 // Route templates, used in errors and metric labels.
 const (
 	RouteSelf              = "/v2/self"
+	RouteOrganisations     = "/v2/organisations"
 	RouteProviders         = "/v2/products/addonproviders"
 	RouteAddons            = "/v2/organisations/{ownerId}/addons"
 	RouteAddon             = "/v2/organisations/{ownerId}/addons/{addonId}"
@@ -68,7 +72,9 @@ const (
 // Config configures a Client. Zero values take the documented defaults.
 type Config struct {
 	// Endpoint is the API base URL; "" means DefaultEndpoint for OAuth1 and
-	// DefaultBearerEndpoint for bearer credentials. A path prefix is kept.
+	// DefaultBearerEndpoint for bearer credentials. A path prefix is kept, but one
+	// trailing API version ("/v2" or "/v4", as Clever Cloud's documentation writes the
+	// base) is removed: every route carries its own version (config.NormalizeEndpoint).
 	Endpoint    string
 	Credentials Credentials
 	// HTTPClient is optional; the default shares one transport with dial/TLS timeouts.
@@ -132,7 +138,7 @@ func New(cfg Config) (*Client, error) {
 	creds := cfg.Credentials.normalized()
 	mode := creds.Mode()
 
-	endpoint := strings.TrimSpace(cfg.Endpoint)
+	endpoint := config.NormalizeEndpoint(cfg.Endpoint)
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 		if mode == ModeBearer {
@@ -260,6 +266,32 @@ func (c *Client) Self(ctx context.Context) (*Self, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Organisation is one item of GET /v2/organisations (the fields --check shows; the
+// answer has more, clever-client.js organisation.types.ts).
+type Organisation struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Organisations lists the organisations the credentials' user reaches, their personal
+// space ("user_…") included (GET /v2/organisations, clever-client.js
+// list-organisation-command.ts).
+func (c *Client) Organisations(ctx context.Context) ([]Organisation, error) {
+	var out []Organisation
+	if err := c.do(ctx, &call{method: http.MethodGet, route: RouteOrganisations, path: "/v2/organisations", out: &out, idempotent: true}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Mode returns the credential mode of the client: ModeOAuth1 or ModeBearer.
+func (c *Client) Mode() string {
+	if c.bearer != "" {
+		return ModeBearer
+	}
+	return ModeOAuth1
 }
 
 // ListProviders lists the add-on providers with their plans (GET /v2/products/addonproviders).

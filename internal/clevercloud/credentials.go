@@ -4,6 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/clever-operator/clever-operator/internal/config"
+)
+
+// clever-tools' published OAuth consumer pair (see config.CleverToolsConsumerKey): a token
+// and secret without a consumer pair are signed with it, as clever-tools and
+// clevercloud-sdk-rust do.
+const (
+	CleverToolsConsumerKey    = config.CleverToolsConsumerKey
+	CleverToolsConsumerSecret = config.CleverToolsConsumerSecret
 )
 
 // Credential modes returned by Credentials.Mode.
@@ -15,7 +25,9 @@ const (
 // Credentials authenticate the client against the Clever Cloud API.
 //
 // Two modes exist (clever-cloud-api.md §4.1, clever-cloud-api-more.md §7.1):
-//   - OAuth1: the four OAuth 1.0a values, requests are signed with HMAC-SHA512;
+//   - OAuth1: the four OAuth 1.0a values, requests are signed with HMAC-SHA512; Token
+//     and Secret alone (ConsumerKey and ConsumerSecret both empty) are signed with
+//     clever-tools' published consumer pair;
 //   - bearer: an API token sent as "Authorization: Bearer <token>"
 //     (through the API bridge). When BearerToken is set the OAuth1 fields are ignored.
 //
@@ -28,15 +40,27 @@ type Credentials struct {
 	BearerToken                 string // API token (bearer mode); when set, OAuth1 fields are ignored
 }
 
-// normalized returns a copy with surrounding whitespace removed from every field.
+// normalized returns a copy with surrounding whitespace removed from every field, and
+// clever-tools' published consumer pair filled in for a token and secret without one.
 func (c Credentials) normalized() Credentials {
-	return Credentials{
+	n := Credentials{
 		ConsumerKey:    strings.TrimSpace(c.ConsumerKey),
 		ConsumerSecret: strings.TrimSpace(c.ConsumerSecret),
 		Token:          strings.TrimSpace(c.Token),
 		Secret:         strings.TrimSpace(c.Secret),
 		BearerToken:    strings.TrimSpace(c.BearerToken),
 	}
+	if n.BearerToken == "" && n.Token != "" && n.Secret != "" && n.ConsumerKey == "" && n.ConsumerSecret == "" {
+		n.ConsumerKey, n.ConsumerSecret = CleverToolsConsumerKey, CleverToolsConsumerSecret
+	}
+	return n
+}
+
+// UsesPublishedConsumer reports whether OAuth1 requests are signed with clever-tools'
+// published consumer pair.
+func (c Credentials) UsesPublishedConsumer() bool {
+	n := c.normalized()
+	return n.Mode() == ModeOAuth1 && n.ConsumerKey == CleverToolsConsumerKey && n.ConsumerSecret == CleverToolsConsumerSecret
 }
 
 // Mode returns "bearer" when a bearer token is set, "oauth1" when the four OAuth1
@@ -79,7 +103,7 @@ func (c Credentials) Validate() error {
 		}
 	}
 	if len(missing) == len(fields) {
-		return errors.New("clever cloud credentials: none set (need BearerToken, or ConsumerKey, ConsumerSecret, Token and Secret)")
+		return errors.New("clever cloud credentials: none set (need BearerToken, or Token and Secret, with ConsumerKey and ConsumerSecret or neither)")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("clever cloud credentials: OAuth1 credentials incomplete, missing %s", strings.Join(missing, ", "))
@@ -98,7 +122,8 @@ func hasControlOrSpace(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f })
 }
 
-// secretValues returns the credential values that must never appear in an error.
+// secretValues returns the credential values that must never appear in an error (the
+// published consumer pair is not secret, but hiding it costs nothing).
 func (c Credentials) secretValues() []string {
 	n := c.normalized()
 	return []string{n.ConsumerKey, n.ConsumerSecret, n.Token, n.Secret, n.BearerToken}
