@@ -267,3 +267,17 @@ func TestExpiry(t *testing.T) {
 		t.Error("oauth1 token read as a JWT")
 	}
 }
+
+func TestCleverToolsSearchPaths(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, filepath.Join(dir, "mounted", "clever-tools.json"), cleverToolsLegacy)
+	cfg, err := Load(LoadOptions{SearchPaths: []string{}, CleverToolsSearchPaths: []string{filepath.Join(dir, "absent.json"), p}, Env: mapEnv(nil)})
+	if err != nil || cfg.API.Token != "legacy-token" {
+		t.Fatalf("%s, %v", describe(cfg.API), err)
+	}
+	// An optional Secret that does not exist leaves its mount empty: nothing is read.
+	cfg, err = Load(LoadOptions{SearchPaths: []string{}, CleverToolsSearchPaths: []string{filepath.Join(dir, "absent.json")}, Env: mapEnv(nil)})
+	if err != nil || cfg.API.Token != "" || len(cfg.Sources) != 0 {
+		t.Fatalf("%s, %v, %q", describe(cfg.API), err, cfg.Sources)
+	}
+}

@@ -33,7 +33,15 @@ type LoadOptions struct {
 	// its active profile's credentials and host overrides, below every environment
 	// variable and flag. It must exist and parse.
 	CleverToolsFile string
+	// CleverToolsSearchPaths are read, first existing one only, when neither
+	// CleverToolsFile nor CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG is set; missing files are
+	// skipped. nil means DefaultCleverToolsPaths; an empty non-nil slice means none.
+	CleverToolsSearchPaths []string
 }
+
+// DefaultCleverToolsPaths is where the operator's manifests mount an (optional) Secret
+// made from clever-tools' login file (key clever-tools.json).
+var DefaultCleverToolsPaths = []string{"/etc/clever-operator/clever-tools/" + CleverToolsFileName}
 
 // envAlias is an environment variable other Clever Cloud clients read, accepted as a
 // fallback for one of our fields.
@@ -178,6 +186,18 @@ func Load(opts LoadOptions) (Config, error) {
 	ctFile := opts.CleverToolsFile
 	if ctFile == "" {
 		ctFile = strings.TrimSpace(env(EnvCleverToolsConfig))
+	}
+	if ctFile == "" {
+		search := opts.CleverToolsSearchPaths
+		if search == nil {
+			search = DefaultCleverToolsPaths
+		}
+		for _, p := range search {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				ctFile = p
+				break
+			}
+		}
 	}
 	if ctFile != "" {
 		api, err := LoadCleverToolsFile(ctFile)
