@@ -379,7 +379,7 @@ func TestFakeIntegrationOAuth1Lifecycle(t *testing.T) {
 					t.Errorf("POSTGRESQL_ADDON_VERSION = %q, want the requested 16", v.Value)
 				}
 			}
-			if !slices.Equal(env, fake.Env(pg.ID)) {
+			if !slices.Equal(env, fromFakeVars(fake.Env(pg.ID))) {
 				t.Error("API env differs from the fake's stored env")
 			}
 		}},
@@ -473,26 +473,35 @@ func TestFakeIntegrationOAuth1Lifecycle(t *testing.T) {
 
 // ---- 2. bearer mode ----
 
+// The real API serves bearer tokens on the bridge host only
+// (api-bridge.clever-cloud.com, clever-tools' AUTH_BRIDGE_HOST): the fake's
+// bridge accepts only bearer tokens, its API host only OAuth1.
 func TestFakeIntegrationBearer(t *testing.T) {
 	const good = "it-bearer-GOOD-token-0123456789"
-	fake, url, _ := startFake(t, fakeapi.Options{BearerTokens: []string{good}})
+	oauth := itCredential()
+	fake, api, bridge := fakeapi.NewTestServers(fakeapi.Options{BearerTokens: []string{good}, Credentials: []fakeapi.Credential{oauth}})
+	t.Cleanup(api.Close)
+	t.Cleanup(bridge.Close)
 	ctx := ctxFor(t, 10*time.Second)
 
 	cases := []struct {
 		name    string
+		host    string
 		creds   clevercloud.Credentials
 		wantErr bool
 	}{
-		{"valid token", clevercloud.Credentials{BearerToken: good}, false},
-		{"valid token with surrounding whitespace", clevercloud.Credentials{BearerToken: " " + good + "\n"}, false},
-		{"bearer wins over OAuth1 fields", clevercloud.Credentials{BearerToken: good, ConsumerKey: "x", ConsumerSecret: "y", Token: "z", Secret: "w"}, false},
-		{"wrong token", clevercloud.Credentials{BearerToken: "it-bearer-WRONG-token-9876543210"}, true},
-		{"OAuth1 against a bearer-only fake", clientCreds(itCredential()), true},
+		{"valid token on the bridge", bridge.URL, clevercloud.Credentials{BearerToken: good}, false},
+		{"valid token with surrounding whitespace", bridge.URL, clevercloud.Credentials{BearerToken: " " + good + "\n"}, false},
+		{"bearer wins over OAuth1 fields", bridge.URL, clevercloud.Credentials{BearerToken: good, ConsumerKey: "x", ConsumerSecret: "y", Token: "z", Secret: "w"}, false},
+		{"wrong token", bridge.URL, clevercloud.Credentials{BearerToken: "it-bearer-WRONG-token-9876543210"}, true},
+		{"valid token on the API host", api.URL, clevercloud.Credentials{BearerToken: good}, true},
+		{"valid OAuth1 on the bridge", bridge.URL, clientCreds(oauth), true},
+		{"valid OAuth1 on the API host", api.URL, clientCreds(oauth), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fake.ResetCounts()
-			c := newITClient(t, url, tc.creds, nil)
+			c := newITClient(t, tc.host, tc.creds, nil)
 			self, err := c.Self(ctx)
 			if !tc.wantErr {
 				if err != nil {
@@ -1041,7 +1050,7 @@ func TestFakeIntegrationMetrics(t *testing.T) {
 		"GET " + clevercloud.RouteAddon + " 200":             2, // by id (c) and by realId (c2): shared series
 		"GET " + clevercloud.RouteAddon + " 404":             1,
 		"GET " + clevercloud.RouteAddon + " 503":             3, // 1 + 2 retries
-		"DELETE " + clevercloud.RouteAddon + " 204":          1,
+		"DELETE " + clevercloud.RouteAddon + " 200":          1,
 		"GET " + clevercloud.RouteAddonEnv + " 200":          1,
 		"PUT " + clevercloud.RouteConfigProviderEnv + " 200": 1,
 		"GET " + clevercloud.RouteConfigProviderEnv + " 200": 1,
@@ -1057,4 +1066,16 @@ func TestFakeIntegrationMetrics(t *testing.T) {
 	if got := retries["GET "+clevercloud.RouteAddon]; got != 2 || len(retries) != 1 {
 		t.Errorf("retries_total = %v, want only GET %s = 2", retries, clevercloud.RouteAddon)
 	}
+}
+
+// fromFakeVars converts the fake's variables to the client's.
+func fromFakeVars(in []fakeapi.Variable) []clevercloud.Variable {
+	if in == nil {
+		return nil
+	}
+	out := make([]clevercloud.Variable, len(in))
+	for i, v := range in {
+		out[i] = clevercloud.Variable{Name: v.Name, Value: v.Value}
+	}
+	return out
 }

@@ -488,7 +488,7 @@ func TestFakeIntegrationMigrationMetrics(t *testing.T) {
 		"GET " + clevercloud.RouteMigrations + " 200":   1,
 		"GET " + clevercloud.RouteMigration + " 200":    1,
 		"GET " + clevercloud.RouteMigration + " 404":    1,
-		"DELETE " + clevercloud.RouteMigration + " 204": 1,
+		"DELETE " + clevercloud.RouteMigration + " 200": 1,
 		"GET " + clevercloud.RouteProviderInfo + " 200": 1,
 	}
 	for k, v := range want {

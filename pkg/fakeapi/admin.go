@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // The /admin/ endpoints are for tests and scripts only: they need no
@@ -77,7 +75,7 @@ func (s *Server) adminRoutes() {
 		if !ok {
 			return
 		}
-		var vars []clevercloud.Variable
+		var vars []Variable
 		if err := json.Unmarshal(data, &vars); err != nil {
 			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
 			return

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 func TestAdminEndpoints(t *testing.T) {
@@ -66,17 +64,17 @@ func TestAdminEndpoints(t *testing.T) {
 	s.SetFaults(Faults{})
 
 	// State.
-	var all map[string][]clevercloud.Addon
+	var all map[string][]Addon
 	admin.do("GET", "/admin/addons", nil).decode(t, &all)
 	if len(all[testOwner]) != 1 || all[testOwner][0].ID != a.ID {
 		t.Fatalf("addons %v", all)
 	}
-	var env []clevercloud.Variable
+	var env []Variable
 	admin.do("GET", "/admin/addons/"+a.ID+"/env", nil).decode(t, &env)
 	if len(env) != 7 {
 		t.Fatalf("admin env %v", env)
 	}
-	r = admin.do("PUT", "/admin/addons/"+a.RealID+"/env", []clevercloud.Variable{{Name: "POSTGRESQL_ADDON_PASSWORD", Value: "new"}})
+	r = admin.do("PUT", "/admin/addons/"+a.RealID+"/env", []Variable{{Name: "POSTGRESQL_ADDON_PASSWORD", Value: "new"}})
 	if r.status != 200 {
 		t.Fatalf("PUT env: %d %s", r.status, r.body)
 	}
@@ -113,7 +111,7 @@ func TestConcurrentCreates(t *testing.T) {
 				t.Errorf("create %d: %d %s", i, r.status, r.body)
 				return
 			}
-			var a clevercloud.Addon
+			var a Addon
 			r.decode(t, &a)
 			ids <- a.ID
 			c.do("GET", "/v2/organisations/"+testOwner+"/addons/"+a.ID+"/env", nil)
@@ -134,11 +132,11 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 func TestSeedDeterminism(t *testing.T) {
-	run := func(seed int64) (string, []clevercloud.Addon, [][]clevercloud.Variable) {
+	run := func(seed int64) (string, []Addon, [][]Variable) {
 		clock := newFakeClock()
 		s, c := newTest(t, Options{Seed: seed, Now: clock.Now})
-		var addons []clevercloud.Addon
-		var envs [][]clevercloud.Variable
+		var addons []Addon
+		var envs [][]Variable
 		for _, kind := range []string{"postgresql-addon", "cellar-addon", "es-addon"} {
 			a := c.create(t, testOwner, createBody(s, kind, s.catalog.byID[kind].provider.Plans[0].Slug, "par"))
 			addons = append(addons, a)

@@ -41,6 +41,9 @@ func (s *Server) authenticate(r *http.Request) string {
 	if h == "" {
 		return msgMissingAuth
 	}
+	if msg := s.hostRule(r); msg != "" {
+		return msg
+	}
 	scheme, rest, _ := strings.Cut(h, " ")
 	switch strings.ToLower(scheme) {
 	case "oauth":

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // PlanIDNamespace is the UUIDv5 namespace used for the plan ids the fake has
@@ -51,11 +49,14 @@ type kindSpec struct {
 	longDesc   string
 	canUpgrade bool
 	regions    []string
-	features   func(slug string) []clevercloud.PlanFeature
+	features   func(slug string) []PlanFeature
 	plans      []planSpec
 	// env generation
 	envKeys        []string
 	defaultVersion string
+	// operator is the v4 segment of an operator add-on ("keycloak" for
+	// /v4/addon-providers/addon-keycloak/...), "" for the others.
+	operator string
 }
 
 func p(slug, id string, price float32) planSpec {
@@ -240,6 +241,7 @@ var kindSpecs = []kindSpec{
 		},
 	},
 	{
+		operator: "metabase", defaultVersion: "0.56.3",
 		providerID: "metabase", name: "Metabase", family: "metabase", prefix: "metabase",
 		status: "RELEASE", website: "https://www.metabase.com/", logo: "metabase",
 		shortDesc: "Business intelligence and dashboards.",
@@ -250,6 +252,7 @@ var kindSpecs = []kindSpec{
 		},
 	},
 	{
+		operator: "keycloak", defaultVersion: "26.2.5",
 		providerID: "keycloak", name: "Keycloak", family: "keycloak", prefix: "keycloak",
 		status: "RELEASE", website: "https://www.keycloak.org/", logo: "keycloak",
 		shortDesc: "Open source identity and access management.",
@@ -260,6 +263,7 @@ var kindSpecs = []kindSpec{
 		},
 	},
 	{
+		operator: "matomo", defaultVersion: "5.3.2",
 		providerID: "addon-matomo", name: "Matomo Analytics", family: "matomo", prefix: "matomo",
 		status: "RELEASE", website: "https://matomo.org/", logo: "matomo",
 		shortDesc: "Privacy-friendly web analytics.",
@@ -270,6 +274,7 @@ var kindSpecs = []kindSpec{
 		},
 	},
 	{
+		operator: "otoroshi", defaultVersion: "17.5.0",
 		providerID: "otoroshi", name: "Otoroshi", family: "otoroshi", prefix: "otoroshi",
 		status: "RELEASE", website: "https://www.otoroshi.io/", logo: "otoroshi",
 		shortDesc: "API gateway and reverse proxy.",
@@ -304,8 +309,8 @@ var kindSpecs = []kindSpec{
 // kind is a seeded provider plus what the fake needs to provision it.
 type kind struct {
 	spec     *kindSpec
-	provider clevercloud.Provider // full object, with plans
-	planByID map[string]*clevercloud.Plan
+	provider Provider // full object, with plans
+	planByID map[string]*Plan
 }
 
 type catalog struct {
@@ -317,8 +322,8 @@ func newCatalog() *catalog {
 	c := &catalog{byID: map[string]*kind{}}
 	for i := range kindSpecs {
 		ks := &kindSpecs[i]
-		k := &kind{spec: ks, planByID: map[string]*clevercloud.Plan{}}
-		k.provider = clevercloud.Provider{
+		k := &kind{spec: ks, planByID: map[string]*Plan{}}
+		k.provider = Provider{
 			ID:             ks.providerID,
 			Name:           ks.name,
 			Website:        ks.website,
@@ -333,7 +338,7 @@ func newCatalog() *catalog {
 			OpenInNewTab:   false,
 			CanUpgrade:     ks.canUpgrade,
 			Regions:        slices.Clone(ks.regions),
-			Plans:          make([]clevercloud.Plan, 0, len(ks.plans)),
+			Plans:          make([]Plan, 0, len(ks.plans)),
 		}
 		for _, ps := range ks.plans {
 			id := ps.id
@@ -349,7 +354,7 @@ func newCatalog() *catalog {
 				zones = ks.regions
 			}
 			priceID := ks.family + "." + ps.slug
-			k.provider.Plans = append(k.provider.Plans, clevercloud.Plan{
+			k.provider.Plans = append(k.provider.Plans, Plan{
 				ID:       id,
 				Name:     name,
 				Slug:     ps.slug,
@@ -423,11 +428,11 @@ func sizeOf(slug string) planSize {
 
 func strp(s string) *string { return &s }
 
-func feature(name, typ, value string) clevercloud.PlanFeature {
-	return clevercloud.PlanFeature{Name: name, Type: typ, Value: value}
+func feature(name, typ, value string) PlanFeature {
+	return PlanFeature{Name: name, Type: typ, Value: value}
 }
 
-func typeFeature(dedicated bool) clevercloud.PlanFeature {
+func typeFeature(dedicated bool) PlanFeature {
 	f := feature("Type", "STRING", "Shared")
 	f.ComputableValue = strp("shared")
 	if dedicated {
@@ -438,7 +443,7 @@ func typeFeature(dedicated bool) clevercloud.PlanFeature {
 	return f
 }
 
-func dbFeatures(slug string) []clevercloud.PlanFeature {
+func dbFeatures(slug string) []PlanFeature {
 	sz := sizeOf(slug)
 	disk := sz.disk
 	switch {
@@ -452,7 +457,7 @@ func dbFeatures(slug string) []clevercloud.PlanFeature {
 		disk = disk * 3
 	}
 	dedicated := slug != "dev"
-	return []clevercloud.PlanFeature{
+	return []PlanFeature{
 		feature("Backups", "STRING", "Daily - 7 Retained"),
 		feature("Logs", "BOOLEAN", "Yes"),
 		feature("Max DB size", "FILESIZE", fmt.Sprintf("%d GB", disk)),
@@ -464,9 +469,9 @@ func dbFeatures(slug string) []clevercloud.PlanFeature {
 	}
 }
 
-func redisFeatures(slug string) []clevercloud.PlanFeature {
+func redisFeatures(slug string) []PlanFeature {
 	sz := sizeOf(slug)
-	return []clevercloud.PlanFeature{
+	return []PlanFeature{
 		feature("Databases", "NUMBER", "100"),
 		feature("Max connection limit", "NUMBER", fmt.Sprint(sz.conns*4)),
 		feature("Memory", "BYTES", sz.memory),
@@ -475,9 +480,9 @@ func redisFeatures(slug string) []clevercloud.PlanFeature {
 	}
 }
 
-func esFeatures(slug string) []clevercloud.PlanFeature {
+func esFeatures(slug string) []PlanFeature {
 	sz := sizeOf(slug)
-	return []clevercloud.PlanFeature{
+	return []PlanFeature{
 		feature("Disk size", "FILESIZE", fmt.Sprintf("%d GB", sz.disk*2)),
 		feature("Memory", "BYTES", sz.memory),
 		feature("Nodes", "NUMBER", "1"),
@@ -486,16 +491,16 @@ func esFeatures(slug string) []clevercloud.PlanFeature {
 	}
 }
 
-func simpleFeatures(typ string) func(string) []clevercloud.PlanFeature {
-	return func(string) []clevercloud.PlanFeature {
-		return []clevercloud.PlanFeature{typeFeature(typ == "Dedicated")}
+func simpleFeatures(typ string) func(string) []PlanFeature {
+	return func(string) []PlanFeature {
+		return []PlanFeature{typeFeature(typ == "Dedicated")}
 	}
 }
 
 // ---- deep copies (callers may mutate what they get) ----
 
-func cloneFeatures(in []clevercloud.PlanFeature) []clevercloud.PlanFeature {
-	out := make([]clevercloud.PlanFeature, len(in))
+func cloneFeatures(in []PlanFeature) []PlanFeature {
+	out := make([]PlanFeature, len(in))
 	for i, f := range in {
 		out[i] = f
 		if f.ComputableValue != nil {
@@ -508,7 +513,7 @@ func cloneFeatures(in []clevercloud.PlanFeature) []clevercloud.PlanFeature {
 	return out
 }
 
-func clonePlan(pl clevercloud.Plan) clevercloud.Plan {
+func clonePlan(pl Plan) Plan {
 	out := pl
 	if pl.PriceID != nil {
 		out.PriceID = strp(*pl.PriceID)
@@ -518,10 +523,10 @@ func clonePlan(pl clevercloud.Plan) clevercloud.Plan {
 	return out
 }
 
-func cloneProvider(pr clevercloud.Provider, withPlans bool) clevercloud.Provider {
+func cloneProvider(pr Provider, withPlans bool) Provider {
 	out := pr
 	out.Regions = nonNil(slices.Clone(pr.Regions))
-	out.Plans = []clevercloud.Plan{}
+	out.Plans = []Plan{}
 	if withPlans {
 		for _, pl := range pr.Plans {
 			out.Plans = append(out.Plans, clonePlan(pl))
@@ -530,7 +535,7 @@ func cloneProvider(pr clevercloud.Provider, withPlans bool) clevercloud.Provider
 	return out
 }
 
-func cloneAddon(a clevercloud.Addon) clevercloud.Addon {
+func cloneAddon(a Addon) Addon {
 	out := a
 	if a.Name != nil {
 		out.Name = strp(*a.Name)

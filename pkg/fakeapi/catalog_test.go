@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated part of docs/fake-api.md")
@@ -167,7 +165,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	a := c.create(t, testOwner, createBody(s, "postgresql-addon", "xs_sml", "par"))
 	c.do("GET", "/v2/organisations/"+testOwner+"/addons/"+a.ID+"/env", nil)
 	cp := c.create(t, testOwner, createBody(s, "config-provider", "std", "par"))
-	c.do("PUT", "/v4/addon-providers/config-provider/addons/"+cp.RealID+"/env", []clevercloud.Variable{{Name: "K", Value: "config-value-secret"}})
+	c.do("PUT", "/v4/addon-providers/config-provider/addons/"+cp.RealID+"/env", []Variable{{Name: "K", Value: "config-value-secret"}})
 	bad := *c
 	bad.cred.Secret = "wrong-secret-value"
 	bad.do("GET", "/v2/self", nil)

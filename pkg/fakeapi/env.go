@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 const (
@@ -36,10 +34,9 @@ func (s *Server) port(slug string, wellKnown int) string {
 
 // generateEnv builds the environment of a new add-on of kind k.
 // The result always has exactly k.spec.envKeys. Caller holds s.mu.
-func (s *Server) generateEnv(k *kind, ownerID, realID string, plan *clevercloud.Plan, region string, opts clevercloud.Options) []clevercloud.Variable {
-	version := opts.Version
+func (s *Server) generateEnv(k *kind, ownerID, realID string, plan *Plan, region, version string) []Variable {
 	if version == "" {
-		version = k.spec.defaultVersion
+		version = s.defaultVersionOf(k)
 	}
 	cluster := "b" + s.randString(lowerAlnum, 19) // like bj7r4vwd0dlrdfezv7ry
 	user := "u" + s.randString(lowerAlnum, 19)
@@ -141,13 +138,13 @@ func (s *Server) generateEnv(k *kind, ownerID, realID string, plan *clevercloud.
 		m["CELLAR_ADDON_KEY_SECRET"] = s.randString(alnum, 40)
 	}
 
-	env := make([]clevercloud.Variable, 0, len(k.spec.envKeys))
+	env := make([]Variable, 0, len(k.spec.envKeys))
 	for _, key := range k.spec.envKeys {
 		v, ok := m[key]
 		if !ok {
 			panic("fakeapi: no generated value for " + key) // catalog and generator out of sync
 		}
-		env = append(env, clevercloud.Variable{Name: key, Value: v})
+		env = append(env, Variable{Name: key, Value: v})
 	}
 	sortVars(env)
 	return env
@@ -164,11 +161,11 @@ func fakeJWT(sig string) string {
 	return "eyJhbGciOiJIUzI1NiJ9.eyJmYWtlIjp0cnVlfQ." + sig
 }
 
-func sortVars(v []clevercloud.Variable) {
-	slices.SortStableFunc(v, func(a, b clevercloud.Variable) int { return strings.Compare(a.Name, b.Name) })
+func sortVars(v []Variable) {
+	slices.SortStableFunc(v, func(a, b Variable) int { return strings.Compare(a.Name, b.Name) })
 }
 
-func varNames(v []clevercloud.Variable) []string {
+func varNames(v []Variable) []string {
 	out := make([]string, 0, len(v))
 	for _, x := range v {
 		out = append(out, x.Name)

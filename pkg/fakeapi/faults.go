@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // Faults describes the failures the fake injects into API requests (never
@@ -186,12 +184,12 @@ type faultsJSON struct {
 
 // ownerFaultJSON is the wire form of OwnerFault.
 type ownerFaultJSON struct {
-	Status        int                    `json:"status,omitempty"`
-	Message       string                 `json:"message,omitempty"`
-	RetryAfter    string                 `json:"retryAfter,omitempty"`
-	Latency       string                 `json:"latency,omitempty"`
-	MalformedJSON bool                   `json:"malformedJSON,omitempty"`
-	ExtraEnv      []clevercloud.Variable `json:"extraEnv,omitempty"`
+	Status        int        `json:"status,omitempty"`
+	Message       string     `json:"message,omitempty"`
+	RetryAfter    string     `json:"retryAfter,omitempty"`
+	Latency       string     `json:"latency,omitempty"`
+	MalformedJSON bool       `json:"malformedJSON,omitempty"`
+	ExtraEnv      []Variable `json:"extraEnv,omitempty"`
 }
 
 func faultsToJSON(f Faults) faultsJSON {

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 var testCred = Credential{
@@ -109,7 +107,7 @@ func (r resp) decode(t *testing.T, v any) {
 }
 
 // errBody checks that r is a well-formed error answer and returns it.
-func (r resp) errBody(t *testing.T, status int) clevercloud.ErrorBody {
+func (r resp) errBody(t *testing.T, status int) ErrorBody {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
@@ -124,7 +122,7 @@ func (r resp) errBody(t *testing.T, status int) clevercloud.ErrorBody {
 			t.Fatalf("error body %s lacks %q", r.body, k)
 		}
 	}
-	var e clevercloud.ErrorBody
+	var e ErrorBody
 	r.decode(t, &e)
 	if e.Type != "error" || e.Message == "" {
 		t.Fatalf("bad error body %s", r.body)
@@ -205,13 +203,13 @@ func newTest(t *testing.T, opts Options) (*Server, *client) {
 	return s, &client{t: t, base: ts.URL, auth: "oauth", cred: testCred, now: opts.Now}
 }
 
-func (c *client) create(t *testing.T, owner string, body any) clevercloud.Addon {
+func (c *client) create(t *testing.T, owner string, body any) Addon {
 	t.Helper()
 	r := c.do("POST", "/v2/organisations/"+owner+"/addons", body)
 	if r.status != http.StatusOK {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	var a clevercloud.Addon
+	var a Addon
 	r.decode(t, &a)
 	return a
 }
@@ -258,4 +256,64 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.String()
+}
+
+// Test-only helpers on the wire types (the client has its own).
+
+func (m Migration) FailedStep() (MigrationStep, bool) {
+	for _, s := range m.Steps {
+		if s.Status == MigrationFailed {
+			return s, true
+		}
+	}
+	return MigrationStep{}, false
+}
+
+func (m Migration) Done() bool {
+	return m.Status != MigrationRunning && m.Status != MigrationRecovering
+}
+
+func (m Migration) Succeeded() bool { return m.Status == MigrationOK }
+
+func (p *ProviderInfo) Versions() []string {
+	out := make([]string, 0, len(p.Dedicated))
+	for v := range p.Dedicated {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return compareVersions(out[i], out[j]) < 0 })
+	return out
+}
+
+func (p *ProviderInfo) HasVersion(v string) bool { _, ok := p.Dedicated[v]; return ok }
+
+// newTestHosts starts the API host and the bridge host over one state;
+// opts.Credentials defaults to testCred. api signs with OAuth1, bridge sends
+// no credentials until its auth is set ("bearer:<token>").
+func newTestHosts(t *testing.T, opts Options) (*Server, *client, *client) {
+	t.Helper()
+	if opts.Credentials == nil {
+		opts.Credentials = []Credential{testCred}
+	}
+	s, api, bridge := NewTestServers(opts)
+	t.Cleanup(api.Close)
+	t.Cleanup(bridge.Close)
+	return s, &client{t: t, base: api.URL, auth: "oauth", cred: testCred, now: opts.Now},
+		&client{t: t, base: bridge.URL, cred: testCred, now: opts.Now}
+}
+
+// wantMessage checks a 200 JSON message answer ({id, message, type: "success"}).
+func (r resp) wantMessage(t *testing.T) {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", r.status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var m map[string]any
+	r.decode(t, &m)
+	wantKeys(t, "message body", m, "id", "message", "type")
+	if m["type"] != "success" || m["message"] == "" {
+		t.Fatalf("message body %s", r.body)
+	}
 }

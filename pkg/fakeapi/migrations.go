@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // Add-on migrations (clever-cloud-api-more.md §1): M1 starts one, M2 lists,
@@ -56,12 +54,12 @@ type migrationRecord struct {
 	id        string
 	requested time.Time
 	duration  time.Duration
-	plan      *clevercloud.Plan // target
-	region    string            // target
-	version   string            // target ("" when the provider has none)
+	plan      *Plan  // target
+	region    string // target
+	version   string // target ("" when the provider has none)
 	status    string
 	// steps is set when the migration leaves RUNNING (frozen from then on).
-	steps   []clevercloud.MigrationStep
+	steps   []MigrationStep
 	failAt  int // index in migrationTimedSteps where it fails; -1: it succeeds
 	failMsg string
 }
@@ -96,25 +94,25 @@ func (m *migrationRecord) current(now time.Time) int {
 
 // progress returns the steps as seen at now: the instant ones, the finished
 // timed ones and the one running (with no end date).
-func (m *migrationRecord) progress(now time.Time) []clevercloud.MigrationStep {
+func (m *migrationRecord) progress(now time.Time) []MigrationStep {
 	req := apiDate(m.requested)
-	steps := make([]clevercloud.MigrationStep, 0, len(migrationInstantSteps)+len(migrationTimedSteps))
+	steps := make([]MigrationStep, 0, len(migrationInstantSteps)+len(migrationTimedSteps))
 	for _, name := range migrationInstantSteps {
-		steps = append(steps, clevercloud.MigrationStep{Value: name, Status: clevercloud.MigrationOK, StartDate: req, EndDate: req})
+		steps = append(steps, MigrationStep{Value: name, Status: MigrationOK, StartDate: req, EndDate: req})
 	}
 	k := m.current(now)
 	for i := 0; i < k; i++ {
-		steps = append(steps, clevercloud.MigrationStep{Value: migrationTimedSteps[i], Status: clevercloud.MigrationOK,
+		steps = append(steps, MigrationStep{Value: migrationTimedSteps[i], Status: MigrationOK,
 			StartDate: apiDate(m.stepStart(i)), EndDate: apiDate(m.stepEnd(i))})
 	}
-	return append(steps, clevercloud.MigrationStep{Value: migrationTimedSteps[k], Status: clevercloud.MigrationRunning,
+	return append(steps, MigrationStep{Value: migrationTimedSteps[k], Status: MigrationRunning,
 		StartDate: apiDate(m.stepStart(k))})
 }
 
 // view renders the migration at now.
-func (m *migrationRecord) view(now time.Time) clevercloud.Migration {
-	out := clevercloud.Migration{MigrationID: m.id, RequestDate: apiDate(m.requested), Status: m.status}
-	if m.status == clevercloud.MigrationRunning {
+func (m *migrationRecord) view(now time.Time) Migration {
+	out := Migration{MigrationID: m.id, RequestDate: apiDate(m.requested), Status: m.status}
+	if m.status == MigrationRunning {
 		out.Steps = m.progress(now)
 	} else {
 		out.Steps = slices.Clone(m.steps)
@@ -125,7 +123,7 @@ func (m *migrationRecord) view(now time.Time) clevercloud.Migration {
 // runningMigration returns the add-on's RUNNING migration, if any. Caller holds s.mu.
 func (rec *addonRecord) runningMigration() *migrationRecord {
 	for _, m := range rec.migrations {
-		if m.status == clevercloud.MigrationRunning {
+		if m.status == MigrationRunning {
 			return m
 		}
 	}
@@ -151,8 +149,8 @@ func (s *Server) settleMigrations(now time.Time) {
 			if at := m.stepEnd(m.failAt); !now.Before(at) {
 				m.steps = m.progress(at)
 				last := &m.steps[len(m.steps)-1]
-				last.Status, last.EndDate, last.Message = clevercloud.MigrationFailed, apiDate(at), m.failMsg
-				m.status = clevercloud.MigrationFailed
+				last.Status, last.EndDate, last.Message = MigrationFailed, apiDate(at), m.failMsg
+				m.status = MigrationFailed
 				delete(s.migrating, rec)
 			}
 			continue
@@ -160,8 +158,8 @@ func (s *Server) settleMigrations(now time.Time) {
 		if end := m.requested.Add(m.duration); !now.Before(end) {
 			m.steps = m.progress(end)
 			last := &m.steps[len(m.steps)-1]
-			last.Status, last.EndDate = clevercloud.MigrationOK, apiDate(end)
-			m.status = clevercloud.MigrationOK
+			last.Status, last.EndDate = MigrationOK, apiDate(end)
+			m.status = MigrationOK
 			s.applyMigration(rec, m)
 			delete(s.migrating, rec)
 		}
@@ -175,12 +173,12 @@ func (s *Server) applyMigration(rec *addonRecord, m *migrationRecord) {
 	rec.addon.Plan = clonePlan(*m.plan)
 	rec.addon.Region = m.region
 	rec.version = m.version
-	rec.env = s.generateEnv(rec.kind, rec.owner, rec.addon.RealID, m.plan, m.region, clevercloud.Options{Version: m.version})
+	rec.env = s.generateEnv(rec.kind, rec.owner, rec.addon.RealID, m.plan, m.region, m.version)
 	rec.addon.ConfigKeys = varNames(rec.env)
 }
 
 // views renders rec's migrations, newest first. Caller holds s.mu.
-func (rec *addonRecord) views(now time.Time) []clevercloud.Migration {
+func (rec *addonRecord) views(now time.Time) []Migration {
 	ms := slices.Clone(rec.migrations)
 	slices.SortFunc(ms, func(a, b *migrationRecord) int {
 		if c := b.requested.Compare(a.requested); c != 0 {
@@ -188,7 +186,7 @@ func (rec *addonRecord) views(now time.Time) []clevercloud.Migration {
 		}
 		return cmp.Compare(b.seq, a.seq)
 	})
-	out := make([]clevercloud.Migration, 0, len(ms))
+	out := make([]Migration, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, m.view(now))
 	}
@@ -213,7 +211,7 @@ func versionPrefixLess(target, current string) bool {
 	if len(parts) > n {
 		current = strings.Join(parts[:n], ".")
 	}
-	return clevercloud.CompareVersions(target, current) < 0
+	return compareVersions(target, current) < 0
 }
 
 // migrationFailure decides, for a new migration of providerID, at which timed
@@ -253,7 +251,7 @@ func (s *Server) startMigration(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body clevercloud.MigrationRequest
+	var body MigrationRequest
 	if err := json.Unmarshal(data, &body); err != nil {
 		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
 		return
@@ -269,8 +267,8 @@ func (s *Server) startMigration(w http.ResponseWriter, r *http.Request) {
 	}
 	k := rec.kind
 	pid := k.spec.providerID
-	vs, migratable := providerVersions[pid]
-	if !migratable {
+	vs, migratable := s.versionSpecOf(pid)
+	if !migratable || vs.noMigration {
 		writeError(w, http.StatusBadRequest, errIDBadRequest, "migration not supported for "+pid)
 		return
 	}
@@ -335,7 +333,7 @@ func (s *Server) startMigration(w http.ResponseWriter, r *http.Request) {
 	failAt, failMsg := s.migrationFailure(pid, faults)
 	m := &migrationRecord{
 		seq: s.seq, id: "migration_" + s.newUUID(), requested: now, duration: s.migrationDuration(),
-		plan: plan, region: body.Region, version: version, status: clevercloud.MigrationRunning,
+		plan: plan, region: body.Region, version: version, status: MigrationRunning,
 		failAt: failAt, failMsg: failMsg,
 	}
 	rec.migrations = append(rec.migrations, m)
@@ -363,7 +361,7 @@ func (s *Server) listMigrations(w http.ResponseWriter, r *http.Request) {
 	}
 	s.lockState()
 	rec := s.ownedAddon(owner, r.PathValue("addonId"))
-	var out []clevercloud.Migration
+	var out []Migration
 	if rec != nil {
 		out = rec.views(s.now())
 	}
@@ -407,8 +405,9 @@ func (s *Server) getMigration(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// abortMigration is M4: 204 for a RUNNING (now ABORTED) or already ABORTED
-// migration, 409 for one that already finished otherwise.
+// abortMigration is M4: 200 with a JSON message (like an add-on DELETE) for
+// a RUNNING (now ABORTED) or already ABORTED migration, 409 for one that
+// already finished otherwise.
 func (s *Server) abortMigration(w http.ResponseWriter, r *http.Request) {
 	s.lockState()
 	defer s.mu.Unlock()
@@ -417,27 +416,27 @@ func (s *Server) abortMigration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch m.status {
-	case clevercloud.MigrationRunning:
+	case MigrationRunning:
 		now := s.now()
 		m.steps = m.progress(now)
 		last := &m.steps[len(m.steps)-1]
-		last.Status, last.EndDate, last.Message = clevercloud.MigrationAborted, apiDate(now), "Migration aborted"
-		m.status = clevercloud.MigrationAborted
+		last.Status, last.EndDate, last.Message = MigrationAborted, apiDate(now), "Migration aborted"
+		m.status = MigrationAborted
 		delete(s.migrating, rec)
-	case clevercloud.MigrationAborted:
+	case MigrationAborted:
 	default:
 		writeError(w, http.StatusConflict, errIDConflict, fmt.Sprintf(
 			"migration %s has already finished (status %s) and cannot be aborted", m.id, m.status))
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, MessageBody{ID: 0, Message: "The migration has been aborted", Type: "success"})
 }
 
 // ---- inspection and control (for tests) ----
 
 // Migrations returns the migrations of an add-on (addon_ id or realId),
 // newest first, as M2 would show them now; nil when the add-on is unknown.
-func (s *Server) Migrations(addonID string) []clevercloud.Migration {
+func (s *Server) Migrations(addonID string) []Migration {
 	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)

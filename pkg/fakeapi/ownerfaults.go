@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 // OwnerFault is a fault scoped to one organisation (or user) id: it applies only to the
@@ -32,7 +30,7 @@ type OwnerFault struct {
 	MalformedJSON bool
 	// ExtraEnv is appended to every env answer (GET …/addons/{addonId}/env) of the owner's
 	// add-ons, e.g. a huge value or unicode. It is not stored: Env shows the stored env.
-	ExtraEnv []clevercloud.Variable
+	ExtraEnv []Variable
 }
 
 // msgRevokedToken answers a request signed with a token of Faults.RevokedTokens.
@@ -147,7 +145,7 @@ func (b *bodyRewriter) finish() {
 }
 
 // appendEnv adds vars to a JSON env list.
-func appendEnv(body []byte, vars []clevercloud.Variable) []byte {
+func appendEnv(body []byte, vars []Variable) []byte {
 	var out bytes.Buffer
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) < 2 || trimmed[0] != '[' {
@@ -205,6 +203,12 @@ func (s *Server) requestOwner(r *http.Request) string {
 	if o := r.PathValue("ownerId"); o != "" {
 		return o
 	}
+	if o := r.URL.Query().Get("orgaId"); o != "" {
+		return o
+	}
+	if o := r.URL.Query().Get("ownerId"); o != "" {
+		return o
+	}
 	if id := r.PathValue("realId"); id != "" {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -215,7 +219,7 @@ func (s *Server) requestOwner(r *http.Request) string {
 	return ""
 }
 
-func (s *Server) countOwner(owner string) {
+func (s *Server) countOwner(owner, route string) {
 	if owner == "" {
 		return
 	}
@@ -224,7 +228,28 @@ func (s *Server) countOwner(owner string) {
 		s.byOwner = map[string]int{}
 	}
 	s.byOwner[owner]++
+	m := s.ownerCounts[owner]
+	if m == nil {
+		m = map[string]int{}
+		s.ownerCounts[owner] = m
+	}
+	m[route]++
 	s.countMu.Unlock()
+}
+
+// CountsFor returns, for one owner id, the number of API requests per route
+// key (as Counts) whose path names that owner ({ownerId}), whose orgaId or
+// ownerId query names it, or whose {realId} is one of its add-ons (v4
+// routes). Specs that each use their own owner id get their own counters
+// this way, even when they share one Server. ResetCounts clears them.
+func (s *Server) CountsFor(owner string) map[string]int {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	out := make(map[string]int, len(s.ownerCounts[owner]))
+	for k, v := range s.ownerCounts[owner] {
+		out[k] = v
+	}
+	return out
 }
 
 // CountsByOwner returns the number of API requests per owner id (organisation or user) they

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 const otherOwner = "orga_99999999-2222-3333-4444-555555555555"
@@ -47,8 +45,8 @@ func TestOwnerFaultMalformedJSONAndExtraEnv(t *testing.T) {
 	s, c := newTest(t, Options{})
 	a := c.create(t, testOwner, createBody(s, "kv", "alpha", "par"))
 	huge := strings.Repeat("é", 1000)
-	s.SetFaults(Faults{Owners: map[string]OwnerFault{testOwner: {ExtraEnv: []clevercloud.Variable{{Name: "HUGE", Value: huge}}}}})
-	var env []clevercloud.Variable
+	s.SetFaults(Faults{Owners: map[string]OwnerFault{testOwner: {ExtraEnv: []Variable{{Name: "HUGE", Value: huge}}}}})
+	var env []Variable
 	c.do("GET", "/v2/organisations/"+testOwner+"/addons/"+a.ID+"/env", nil).decode(t, &env)
 	if len(env) != len(s.Env(a.ID))+1 || env[len(env)-1].Value != huge {
 		t.Fatalf("extra env not appended: %d variables", len(env))
@@ -63,9 +61,10 @@ func TestOwnerFaultMalformedJSONAndExtraEnv(t *testing.T) {
 }
 
 func TestHiddenProvidersAndRevokedTokens(t *testing.T) {
-	s, c := newTest(t, Options{BearerTokens: []string{"bt"}})
+	s, c, b := newTestHosts(t, Options{BearerTokens: []string{"bt"}})
+	bridgeURL := b.base
 	s.SetFaults(Faults{HiddenProviders: []string{"kv"}})
-	var ps []clevercloud.Provider
+	var ps []Provider
 	c.do("GET", "/v2/products/addonproviders", nil).decode(t, &ps)
 	for _, p := range ps {
 		if p.ID == "kv" {
@@ -79,11 +78,16 @@ func TestHiddenProvidersAndRevokedTokens(t *testing.T) {
 	if e := c.do("GET", "/v2/self", nil).errBody(t, http.StatusUnauthorized); e.Message != "token revoked" {
 		t.Fatalf("%+v", e)
 	}
-	c.auth = "bearer:bt"
-	c.do("GET", "/v2/self", nil).errBody(t, http.StatusUnauthorized)
+	bridge := &client{t: t, base: bridgeURL, auth: "bearer:bt"}
+	if e := bridge.do("GET", "/v2/self", nil).errBody(t, http.StatusUnauthorized); e.Message != "token revoked" {
+		t.Fatalf("%+v", e)
+	}
 	s.SetFaults(Faults{})
 	if r := c.do("GET", "/v2/self", nil); r.status != 200 {
 		t.Fatalf("after restore: %d", r.status)
+	}
+	if r := bridge.do("GET", "/v2/self", nil); r.status != 200 {
+		t.Fatalf("bearer after restore: %d", r.status)
 	}
 }
 

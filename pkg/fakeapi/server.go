@@ -19,11 +19,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
-// Credential is one accepted OAuth1 credential set.
+// Credential is one accepted OAuth1 credential set. A Credential with an
+// empty ConsumerKey and ConsumerSecret is the "token + secret only" set Clever
+// Cloud's docs describe: requests are then signed with clever-tools' published
+// consumer pair (CleverToolsConsumerKey, CleverToolsConsumerSecret).
 type Credential struct {
 	ConsumerKey    string
 	ConsumerSecret string
@@ -39,13 +40,35 @@ type Options struct {
 	// ("<consumer_secret>&<token_secret>") is accepted too.
 	Credentials []Credential
 	// BearerTokens are the accepted "Authorization: Bearer <token>" values.
+	// As on the real API they are only accepted by the bridge host
+	// (BridgeHandler, NewTestServers); the API host answers 401 to any
+	// bearer token unless BearerOnAPIHost is set.
 	BearerTokens []string
+	// BearerOnAPIHost restores the fake's old behaviour of accepting bearer
+	// tokens on the API host too (the real API host does not).
+	BearerOnAPIHost bool
+	// LegacyOperatorEnv restores the v2 env (GET …/addons/{addonId}/env and
+	// configKeys) of the operator add-ons (Keycloak, Metabase, Matomo,
+	// Otoroshi). By default, like the real API of today, their v2 env is
+	// empty and their data is served by GET /v4/addon-providers/addon-<name>/addons/{realId}.
+	LegacyOperatorEnv bool
+	// CreateDelay makes POST /v2/organisations/{ownerId}/addons wait that
+	// long before answering. The add-on exists (and is listed) from the
+	// start of the wait, so a client that times out and retries must find it
+	// by name rather than create a second one.
+	CreateDelay time.Duration
+	// Organisations are the organisation ids GET /v2/organisations lists
+	// (after the user's personal entry), besides every owner that has ever
+	// had an add-on. See also AddOrganisation.
+	Organisations []string
 	// SkipAuth disables authentication entirely.
 	SkipAuth bool
 	// MaxClockSkew bounds |now - oauth_timestamp| (default 5m).
 	MaxClockSkew time.Duration
 	// ProvisioningDelay: the env of a new add-on reads as [] until this
-	// delay has passed. Addon.configKeys always lists every key.
+	// delay has passed (Addon.configKeys always lists every key), and
+	// DELETE of the add-on is refused with 409 during that time, as the
+	// platform refuses to delete an add-on right after its creation.
 	ProvisioningDelay time.Duration
 	// Seed makes ids, credentials and fault draws deterministic when non-zero
 	// (for a given sequence of requests).
@@ -99,7 +122,7 @@ type Server struct {
 	byID     map[string]*addonRecord
 	byRealID map[string]*addonRecord
 	seq      uint64
-	self     clevercloud.Self
+	self     Self
 	// migrating holds the add-ons with a RUNNING migration (settled lazily).
 	migrating   map[*addonRecord]bool
 	failNext    int // FailNextMigrations count
@@ -110,20 +133,30 @@ type Server struct {
 	rlHits   []time.Time
 	faultRng *rand.Rand
 
-	countMu  sync.Mutex
-	counts   map[string]int
-	byStatus map[string]map[int]int
-	byOwner  map[string]int
+	countMu     sync.Mutex
+	counts      map[string]int
+	byStatus    map[string]map[int]int
+	byOwner     map[string]int
+	ownerCounts map[string]map[string]int // owner -> route -> n
+
+	// guarded by mu
+	privatePlans map[string]map[string][]*Plan // owner -> providerId -> plans
+	orgs         map[string]bool               // AddOrganisation
+	verMu        sync.Mutex
+	versions     map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
 // (tags...) belongs here.
 type addonRecord struct {
 	owner      string
+	options    map[string]any // the create request's "options", as sent
+	private    bool           // created with an org-private plan
+	op         *operatorState // v4 data of an operator add-on (nil otherwise)
 	seq        uint64
 	kind       *kind
-	addon      clevercloud.Addon // Provider without plans
-	env        []clevercloud.Variable
+	addon      Addon // Provider without plans
+	env        []Variable
 	readyAt    time.Time          // env reads as [] before this instant
 	version    string             // options.version or the provider default ("" if none)
 	migrations []*migrationRecord // oldest first
@@ -135,7 +168,14 @@ func New(opts Options) *Server {
 		opts.MaxClockSkew = 5 * time.Minute
 	}
 	opts.Credentials = slices.Clone(opts.Credentials)
+	for i, c := range opts.Credentials {
+		if c.ConsumerKey == "" && c.ConsumerSecret == "" {
+			opts.Credentials[i].ConsumerKey = CleverToolsConsumerKey
+			opts.Credentials[i].ConsumerSecret = CleverToolsConsumerSecret
+		}
+	}
 	opts.BearerTokens = slices.Clone(opts.BearerTokens)
+	opts.Organisations = slices.Clone(opts.Organisations)
 	s := &Server{
 		opts:     opts,
 		now:      opts.Now,
@@ -148,6 +188,11 @@ func New(opts Options) *Server {
 		faults:   opts.Faults.clone(),
 		counts:   map[string]int{},
 		byStatus: map[string]map[int]int{},
+
+		ownerCounts:  map[string]map[string]int{},
+		privatePlans: map[string]map[string][]*Plan{},
+		orgs:         map[string]bool{},
+		versions:     cloneVersionSpecs(providerVersions),
 
 		migrating:   map[*addonRecord]bool{},
 		failNextMsg: defaultMigrationFailureMessage,
@@ -166,10 +211,20 @@ func New(opts Options) *Server {
 	return s
 }
 
-// NewTestServer starts New(opts) on an httptest.Server. The caller closes it.
+// NewTestServer starts New(opts) on an httptest.Server: the API host (OAuth1
+// only, unless Options.BearerOnAPIHost). The caller closes it.
 func NewTestServer(opts Options) (*Server, *httptest.Server) {
 	s := New(opts)
 	return s, httptest.NewServer(s)
+}
+
+// NewTestServers starts New(opts) on two httptest.Servers sharing one state:
+// api is the API host (OAuth1), bridge the API bridge host (bearer tokens
+// only), as api.clever-cloud.com and api-bridge.clever-cloud.com. The caller
+// closes both.
+func NewTestServers(opts Options) (s *Server, api, bridge *httptest.Server) {
+	s = New(opts)
+	return s, httptest.NewServer(s), httptest.NewServer(s.BridgeHandler())
 }
 
 func seedBytes(seed int64, stream byte) [32]byte {
@@ -197,8 +252,8 @@ func (s *Server) newUUID() string {
 	return u.String()
 }
 
-func (s *Server) newSelf() clevercloud.Self {
-	return clevercloud.Self{
+func (s *Server) newSelf() Self {
+	return Self{
 		ID:             "user_" + s.newUUID(),
 		Name:           "Fake User",
 		Email:          "fake-user@example.com",
@@ -281,7 +336,7 @@ func (s *Server) apiHandler(route string, guarded bool, h http.HandlerFunc) http
 		}()
 		var out http.ResponseWriter = rec
 		if guarded {
-			s.countOwner(s.requestOwner(r))
+			s.countOwner(s.requestOwner(r), route)
 			if s.preAuthFaults(rec, r) {
 				return
 			}
@@ -361,13 +416,14 @@ func (s *Server) ResetCounts() {
 	s.counts = map[string]int{}
 	s.byStatus = map[string]map[int]int{}
 	s.byOwner = map[string]int{}
+	s.ownerCounts = map[string]map[string]int{}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		data, _ = json.Marshal(clevercloud.ErrorBody{ID: 500, Message: "fakeapi: cannot encode response", Type: "error"})
+		data, _ = json.Marshal(ErrorBody{ID: 500, Message: "fakeapi: cannot encode response", Type: "error"})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -375,17 +431,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, id int64, msg string) {
-	writeJSON(w, status, clevercloud.ErrorBody{ID: id, Message: msg, Type: "error"})
+	writeJSON(w, status, ErrorBody{ID: id, Message: msg, Type: "error"})
 }
 
 func writeFieldsError(w http.ResponseWriter, msg string, fields map[string]string) {
-	writeJSON(w, http.StatusBadRequest, clevercloud.ErrorBody{ID: errIDBadRequest, Message: msg, Type: "error", Fields: fields})
+	writeJSON(w, http.StatusBadRequest, ErrorBody{ID: errIDBadRequest, Message: msg, Type: "error", Fields: fields})
 }
 
 // ---- API routes ----
 
 func (s *Server) routes() {
 	s.handle("GET /v2/self", s.getSelf)
+	s.handle("GET /v2/organisations", s.getOrganisations)
 	s.handle("GET /v2/products/addonproviders", s.listProviders)
 	s.handle("GET /v2/products/addonproviders/{providerId}", s.getProvider)
 	s.handle("GET /v2/organisations/{ownerId}/addons", s.listAddons)
@@ -401,6 +458,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.abortMigration)
 	s.handle("GET /v4/addon-providers/{providerId}", s.getProviderInfo)
 	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
+	s.operatorRoutes()
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
 }
 
@@ -438,8 +496,8 @@ func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
-	ps := s.Providers()
-	ps = slices.DeleteFunc(ps, func(p clevercloud.Provider) bool { return s.providerHidden(p.ID) })
+	ps := s.providersFor(r.URL.Query().Get("orgaId"))
+	ps = slices.DeleteFunc(ps, func(p Provider) bool { return s.providerHidden(p.ID) })
 	writeJSON(w, http.StatusOK, ps)
 }
 
@@ -449,7 +507,7 @@ func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, cloneProvider(k.provider, true))
+	writeJSON(w, http.StatusOK, s.providerFor(k, r.URL.Query().Get("orgaId")))
 }
 
 func (s *Server) listAddons(w http.ResponseWriter, r *http.Request) {
@@ -509,7 +567,7 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body clevercloud.CreateOpts // "options": null or missing leaves Options zero
+	var body createRequest // "options": null or missing leaves Options nil
 	if err := json.Unmarshal(data, &body); err != nil {
 		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
 		return
@@ -533,12 +591,24 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 		writeFieldsError(w, "missing required field(s): "+strings.Join(names, ", "), missing)
 		return
 	}
+	for key, v := range body.Options {
+		switch v.(type) {
+		case string, bool, float64, nil:
+		default:
+			writeFieldsError(w, fmt.Sprintf("option %q must be a string", key), map[string]string{"options." + key: "must be a string"})
+			return
+		}
+	}
 	k := s.catalog.byID[body.ProviderID]
 	if k == nil || s.providerHidden(body.ProviderID) {
 		writeFieldsError(w, fmt.Sprintf("unknown provider %q", body.ProviderID), map[string]string{"providerId": "unknown provider"})
 		return
 	}
-	plan := k.planByID[body.Plan]
+	plan, private := k.planByID[body.Plan], false
+	if plan == nil {
+		plan = s.privatePlan(owner, k.spec.providerID, body.Plan)
+		private = plan != nil
+	}
 	if plan == nil {
 		writeFieldsError(w, fmt.Sprintf("plan %q is not a plan id of provider %s", body.Plan, k.spec.providerID),
 			map[string]string{"plan": "not a plan id of this provider"})
@@ -556,16 +626,40 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 			map[string]string{"region": "not available for this plan"})
 		return
 	}
-	writeJSON(w, http.StatusOK, s.create(owner, k, plan, body))
+	if v := body.option("version"); v != "" && k.spec.operator != "" {
+		// Operator add-ons validate the version at creation and list the
+		// supported ones (documentation changelog 2025-07-28).
+		if vs, ok := s.versionSpecOf(k.spec.providerID); ok && !slices.Contains(vs.offered, v) {
+			writeFieldsError(w, fmt.Sprintf("version %q is not supported by %s (supported: %s)", v, k.spec.providerID, strings.Join(vs.offered, ", ")),
+				map[string]string{"options.version": "not supported"})
+			return
+		}
+	}
+	a := s.create(owner, k, plan, body, private)
+	if d := s.opts.CreateDelay; d > 0 {
+		// The add-on already exists: a client giving up now and retrying
+		// must look it up by name.
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+	}
+	writeJSON(w, http.StatusOK, a)
 }
 
 // create stores a new add-on and returns a copy of it.
-func (s *Server) create(owner string, k *kind, plan *clevercloud.Plan, body clevercloud.CreateOpts) clevercloud.Addon {
+func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, private bool) Addon {
 	now := s.now()
+	version := body.option("version")
+	if version == "" {
+		version = s.defaultVersionOf(k)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	rec := &addonRecord{owner: owner, seq: s.seq, kind: k, readyAt: now.Add(s.opts.ProvisioningDelay)}
+	rec := &addonRecord{owner: owner, seq: s.seq, kind: k, readyAt: now.Add(s.opts.ProvisioningDelay), private: private}
 	var id, realID string
 	for {
 		id = "addon_" + s.newUUID()
@@ -574,16 +668,20 @@ func (s *Server) create(owner string, k *kind, plan *clevercloud.Plan, body clev
 			break
 		}
 	}
-	rec.version = body.Options.Version
-	if rec.version == "" {
-		rec.version = k.spec.defaultVersion
-	}
-	rec.env = s.generateEnv(k, owner, realID, plan, body.Region, body.Options)
+	rec.options = cloneOptions(body.Options)
+	rec.version = version
+	rec.env = s.generateEnv(k, owner, realID, plan, body.Region, version)
 	var name *string
 	if body.Name != "" {
 		name = strp(body.Name)
 	}
-	rec.addon = clevercloud.Addon{
+	if k.spec.operator != "" {
+		rec.op = s.newOperatorState(k, id, realID, body.Name, owner, version, rec.env)
+		if !s.opts.LegacyOperatorEnv {
+			rec.env = []Variable{}
+		}
+	}
+	rec.addon = Addon{
 		ID:           id,
 		Name:         name,
 		RealID:       realID,
@@ -596,6 +694,17 @@ func (s *Server) create(owner string, k *kind, plan *clevercloud.Plan, body clev
 	s.byID[id] = rec
 	s.byRealID[realID] = rec
 	return cloneAddon(rec.addon)
+}
+
+func cloneOptions(in map[string]any) map[string]any {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
 }
 
 // find returns the add-on with this addon_ id or realId. Caller holds s.mu.
@@ -614,7 +723,7 @@ func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 	}
 	s.lockState()
 	rec := s.find(r.PathValue("addonId"))
-	var a clevercloud.Addon
+	var a Addon
 	if rec != nil && rec.owner == owner {
 		a = cloneAddon(rec.addon)
 	} else {
@@ -628,8 +737,14 @@ func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
+// Error ids of the refusals below (not documented by any source).
+const errIDProvisioning = 4009
+
 // deleteAddon only accepts the addon_ id, like the real API (clients switch
-// to it for DELETE).
+// to it for DELETE). It answers 200 with a JSON message, as the v2 OpenAPI
+// description does (DeprovisionAddonByOrgaAndAddonId returns a Message), and
+// refuses (409) to delete an add-on still provisioning (within
+// Options.ProvisioningDelay of its creation).
 func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
 	if !validOwner(owner) {
@@ -639,15 +754,20 @@ func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 	s.lockState()
 	rec := s.byID[r.PathValue("addonId")]
 	ok := rec != nil && rec.owner == owner
-	if ok {
+	provisioning := ok && s.now().Before(rec.readyAt)
+	if ok && !provisioning {
 		s.remove(rec)
 	}
 	s.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		addonNotFound(w)
-		return
+	case provisioning:
+		writeError(w, http.StatusConflict, errIDProvisioning,
+			"The add-on is still being provisioned and cannot be deleted yet: retry once it is up")
+	default:
+		writeJSON(w, http.StatusOK, MessageBody{ID: 0, Message: "The add-on has been deleted", Type: "success"})
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // remove deletes rec. Caller holds s.mu.
@@ -658,9 +778,9 @@ func (s *Server) remove(rec *addonRecord) {
 }
 
 // visibleEnv is the env as the API shows it now. Caller holds s.mu.
-func (s *Server) visibleEnv(rec *addonRecord) []clevercloud.Variable {
+func (s *Server) visibleEnv(rec *addonRecord) []Variable {
 	if rec.kind.spec.providerID != "config-provider" && s.now().Before(rec.readyAt) {
-		return []clevercloud.Variable{}
+		return []Variable{}
 	}
 	return nonNil(slices.Clone(rec.env))
 }
@@ -673,7 +793,7 @@ func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	s.lockState()
 	rec := s.find(r.PathValue("addonId"))
-	var env []clevercloud.Variable
+	var env []Variable
 	if rec != nil && rec.owner == owner {
 		env = s.visibleEnv(rec)
 	} else {
@@ -735,7 +855,7 @@ func (s *Server) configProvider(id string) *addonRecord {
 func (s *Server) getConfigEnv(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rec := s.configProvider(r.PathValue("realId"))
-	var env []clevercloud.Variable
+	var env []Variable
 	if rec != nil {
 		env = s.visibleEnv(rec)
 	}
@@ -752,7 +872,7 @@ func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var vars []clevercloud.Variable // "null" decodes to an empty list
+	var vars []Variable // "null" decodes to an empty list
 	if err := json.Unmarshal(data, &vars); err != nil {
 		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
 		return
@@ -763,7 +883,7 @@ func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	rec := s.configProvider(r.PathValue("realId"))
-	var env []clevercloud.Variable
+	var env []Variable
 	if rec != nil {
 		s.setEnv(rec, vars)
 		env = s.visibleEnv(rec)
@@ -776,7 +896,7 @@ func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, env)
 }
 
-func validateVars(vars []clevercloud.Variable) error {
+func validateVars(vars []Variable) error {
 	seen := map[string]bool{}
 	for i, v := range vars {
 		if v.Name == "" {
@@ -792,7 +912,7 @@ func validateVars(vars []clevercloud.Variable) error {
 
 // setEnv replaces the env of rec (visible at once) and its configKeys.
 // Caller holds s.mu.
-func (s *Server) setEnv(rec *addonRecord, vars []clevercloud.Variable) {
+func (s *Server) setEnv(rec *addonRecord, vars []Variable) {
 	env := nonNil(slices.Clone(vars))
 	sortVars(env)
 	rec.env = env
@@ -803,7 +923,7 @@ func (s *Server) setEnv(rec *addonRecord, vars []clevercloud.Variable) {
 // ---- state inspection and manipulation (for tests) ----
 
 // Self returns the user served by GET /v2/self.
-func (s *Server) Self() clevercloud.Self {
+func (s *Server) Self() Self {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.self
@@ -812,8 +932,8 @@ func (s *Server) Self() clevercloud.Self {
 }
 
 // Providers returns the seeded providers, with their plans.
-func (s *Server) Providers() []clevercloud.Provider {
-	out := make([]clevercloud.Provider, 0, len(s.catalog.kinds))
+func (s *Server) Providers() []Provider {
+	out := make([]Provider, 0, len(s.catalog.kinds))
 	for _, k := range s.catalog.kinds {
 		out = append(out, cloneProvider(k.provider, true))
 	}
@@ -841,7 +961,7 @@ func (s *Server) PlanID(providerID, slug string) string {
 }
 
 // Addons returns the add-ons of ownerID in creation order.
-func (s *Server) Addons(ownerID string) []clevercloud.Addon {
+func (s *Server) Addons(ownerID string) []Addon {
 	s.lockState()
 	defer s.mu.Unlock()
 	var recs []*addonRecord
@@ -851,7 +971,7 @@ func (s *Server) Addons(ownerID string) []clevercloud.Addon {
 		}
 	}
 	slices.SortFunc(recs, func(a, b *addonRecord) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]clevercloud.Addon, 0, len(recs))
+	out := make([]Addon, 0, len(recs))
 	for _, rec := range recs {
 		out = append(out, cloneAddon(rec.addon))
 	}
@@ -859,14 +979,14 @@ func (s *Server) Addons(ownerID string) []clevercloud.Addon {
 }
 
 // AllAddons returns every add-on, by owner id, each list in creation order.
-func (s *Server) AllAddons() map[string][]clevercloud.Addon {
+func (s *Server) AllAddons() map[string][]Addon {
 	s.lockState()
 	owners := map[string]bool{}
 	for _, rec := range s.byID {
 		owners[rec.owner] = true
 	}
 	s.mu.Unlock()
-	out := map[string][]clevercloud.Addon{}
+	out := map[string][]Addon{}
 	for o := range owners {
 		if l := s.Addons(o); len(l) > 0 {
 			out[o] = l
@@ -877,7 +997,7 @@ func (s *Server) AllAddons() map[string][]clevercloud.Addon {
 
 // Env returns the full stored env of an add-on (addon_ id or realId), even
 // while the provisioning delay hides it from the API; nil if unknown.
-func (s *Server) Env(addonID string) []clevercloud.Variable {
+func (s *Server) Env(addonID string) []Variable {
 	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
@@ -890,7 +1010,7 @@ func (s *Server) Env(addonID string) []clevercloud.Variable {
 // SetEnv replaces the env of an add-on (addon_ id or realId) out of band, as
 // a credential rotation would. The new env is visible at once and
 // configKeys follows its names.
-func (s *Server) SetEnv(addonID string, vars []clevercloud.Variable) error {
+func (s *Server) SetEnv(addonID string, vars []Variable) error {
 	if err := validateVars(vars); err != nil {
 		return fmt.Errorf("fakeapi: %w", err)
 	}
