@@ -18,6 +18,9 @@ type OwnerFault struct {
 	// authentication, e.g. 403 ("the credentials cannot access this organisation"), 500, 429.
 	// The body is the usual {"id":…,"message":…,"type":"error"} error.
 	Status int
+	// Routes, when not empty, limits Status to the requests on these route templates (e.g.
+	// "POST /v2/organisations/{ownerId}/addons"); the owner's other requests are answered.
+	Routes []string
 	// Message replaces the default message of Status answers.
 	Message string
 	// RetryAfter is sent as a Retry-After header (whole seconds, rounded up) with Status.
@@ -47,8 +50,26 @@ func (s *Server) ownerFault(r *http.Request) (OwnerFault, bool) {
 	f, ok := s.faults.Owners[owner]
 	if ok {
 		f.ExtraEnv = slices.Clone(f.ExtraEnv)
+		f.Routes = slices.Clone(f.Routes)
 	}
 	return f, ok
+}
+
+// SetOwnerFault sets (f not nil) or lifts (nil) the fault of one owner, leaving every other
+// fault as it is: a test breaks its own organisation without touching the others'.
+func (s *Server) SetOwnerFault(owner string, f *OwnerFault) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	owners := make(map[string]OwnerFault, len(s.faults.Owners)+1)
+	for k, v := range s.faults.Owners {
+		owners[k] = v
+	}
+	if f == nil {
+		delete(owners, owner)
+	} else {
+		owners[owner] = *f
+	}
+	s.faults.Owners = owners
 }
 
 // applyOwnerFault applies the request owner's latency and status. It returns the writer the
@@ -69,7 +90,7 @@ func (s *Server) applyOwnerFault(w http.ResponseWriter, r *http.Request, route s
 			return w, true
 		}
 	}
-	if f.Status != 0 {
+	if f.Status != 0 && (len(f.Routes) == 0 || slices.Contains(f.Routes, route)) {
 		msg := f.Message
 		if msg == "" {
 			msg = defaultOwnerFaultMessage(f.Status)
