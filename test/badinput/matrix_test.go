@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
 )
@@ -347,14 +346,14 @@ var _ = Describe("bad input the API server accepts", func() {
 		}),
 		Entry("env values too large for a Secret", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {
-				setOwnerFault(c.org, fakeapi.OwnerFault{ExtraEnv: []clevercloud.Variable{{Name: "HUGE", Value: hugeValue}}})
+				setOwnerFault(c.org, fakeapi.OwnerFault{ExtraEnv: []fakeapi.Variable{{Name: "HUGE", Value: hugeValue}}})
 				return c.sample("api_v1_redis.yaml")
 			},
 			ready: "False/RenderFailed", stalled: true, message: "Too long", secrets: []string{hugeValue[:4096]},
 		}),
 		Entry("large env values that fit (control: Ready)", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {
-				setOwnerFault(c.org, fakeapi.OwnerFault{ExtraEnv: []clevercloud.Variable{{Name: "BIG", Value: bigValue}, {Name: "UNICODE", Value: unicodeValue}}})
+				setOwnerFault(c.org, fakeapi.OwnerFault{ExtraEnv: []fakeapi.Variable{{Name: "BIG", Value: bigValue}, {Name: "UNICODE", Value: unicodeValue}}})
 				return c.sample("api_v1_redis.yaml")
 			},
 			ready: "True/Provisioned", event: "-", secrets: []string{bigValue, unicodeValue},

@@ -68,10 +68,11 @@ type Harness struct {
 	// Requests counts every API request reaching the fake (per second, per credential set).
 	Requests *RequestRecorder
 
-	env  *envtest.Environment
-	fake atomic.Pointer[fakeapi.Server]
-	srv  *http.Server
-	log  func(string)
+	env       *envtest.Environment
+	fake      atomic.Pointer[fakeapi.Server]
+	srv       *http.Server
+	intercept atomic.Pointer[http.HandlerFunc]
+	log       func(string)
 }
 
 // Start boots the control plane and the fake API. The caller must call Stop.
@@ -174,6 +175,10 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 		return nil, err
 	}
 	h.srv = &http.Server{Handler: h.Requests.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := h.intercept.Load(); f != nil {
+			(*f)(w, r)
+			return
+		}
 		h.fake.Load().ServeHTTP(w, r)
 	})), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = h.srv.Serve(ln) }()
@@ -197,6 +202,16 @@ func (h *Harness) ReplaceFake(o fakeapi.Options) *fakeapi.Server {
 // SetFake serves f from now on (e.g. a fake kept from before ReplaceFake).
 func (h *Harness) SetFake(f *fakeapi.Server) { h.fake.Store(f) }
 
+// Intercept answers every request to the API endpoint with f instead of the fake, until
+// called with nil: e.g. a proxy or an incident where every route answers 404.
+func (h *Harness) Intercept(f http.HandlerFunc) {
+	if f == nil {
+		h.intercept.Store(nil)
+		return
+	}
+	h.intercept.Store(&f)
+}
+
 // Stop tears down the fake API and the control plane (operators are the caller's to stop).
 func (h *Harness) Stop() {
 	if h.srv != nil {
@@ -218,10 +233,16 @@ func (h *Harness) EnsureNamespace(ctx context.Context, ns string) error {
 
 // BuildOperator builds bin/manager from the repository root.
 func BuildOperator(ctx context.Context) error {
-	c := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join("bin", "manager"), ".")
+	return BuildOperatorTo(ctx, filepath.Join("bin", "manager"))
+}
+
+// BuildOperatorTo builds the operator binary at path (relative to the repository root), e.g.
+// a test's own temporary directory, so that concurrent test packages do not share one.
+func BuildOperatorTo(ctx context.Context, path string) error {
+	c := exec.CommandContext(ctx, "go", "build", "-o", path, ".")
 	c.Stdout, c.Stderr = os.Stdout, os.Stderr
 	if err := c.Run(); err != nil {
-		return fmt.Errorf("building bin/manager: %w", err)
+		return fmt.Errorf("building %s: %w", path, err)
 	}
 	return nil
 }

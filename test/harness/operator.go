@@ -28,6 +28,12 @@ type OperatorOptions struct {
 	Args []string
 	// Binary defaults to bin/manager.
 	Binary string
+	// Env, when not nil, is the operator's whole Clever Cloud configuration as environment
+	// variables (e.g. CLEVER_TOKEN, CLEVER_SECRET and an endpoint ending in /v2, as Clever
+	// Cloud's documentation shows), instead of the CLEVER_OPERATOR_API_* variables naming
+	// Harness.Creds[Cred]. Either way no other CLEVER_* variable of the caller's environment
+	// reaches the operator.
+	Env []string
 }
 
 // Operator is an operator process that can be started, killed and restarted many times. Every
@@ -53,6 +59,25 @@ func (h *Harness) NewOperator(o OperatorOptions) *Operator {
 		o.Binary = filepath.Join(h.Root, "bin", "manager")
 	}
 	return &Operator{h: h, o: o, LogPath: filepath.Join(h.WorkDir, o.Name+".log")}
+}
+
+// withoutClever drops the CLEVER_* variables (the operator's configuration and the aliases
+// Clever Cloud's own tools read) from an environment.
+func withoutClever(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CLEVER_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// SetEnv replaces the configuration environment of the next start (see OperatorOptions.Env).
+func (op *Operator) SetEnv(env ...string) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.o.Env = env
 }
 
 // Args returns the command line of the next start.
@@ -96,15 +121,18 @@ func (op *Operator) Start() error {
 	c := op.h.Creds[op.o.Cred]
 	cmd := exec.Command(op.o.Binary, op.Args()...)
 	cmd.Dir = op.h.Root
-	cmd.Env = append(os.Environ(),
-		"KUBECONFIG="+op.h.Kubeconfig,
-		"CLEVER_OPERATOR_API_ENDPOINT="+op.h.Endpoint,
-		"CLEVER_OPERATOR_API_CONSUMER_KEY="+c.ConsumerKey,
-		"CLEVER_OPERATOR_API_CONSUMER_SECRET="+c.ConsumerSecret,
-		"CLEVER_OPERATOR_API_TOKEN="+c.Token,
-		"CLEVER_OPERATOR_API_SECRET="+c.Secret,
-		"CLEVER_OPERATOR_API_BEARER_TOKEN=",
-	)
+	cmd.Env = append(withoutClever(os.Environ()), "KUBECONFIG="+op.h.Kubeconfig)
+	if op.o.Env != nil {
+		cmd.Env = append(cmd.Env, op.o.Env...)
+	} else {
+		cmd.Env = append(cmd.Env,
+			"CLEVER_OPERATOR_API_ENDPOINT="+op.h.Endpoint,
+			"CLEVER_OPERATOR_API_CONSUMER_KEY="+c.ConsumerKey,
+			"CLEVER_OPERATOR_API_CONSUMER_SECRET="+c.ConsumerSecret,
+			"CLEVER_OPERATOR_API_TOKEN="+c.Token,
+			"CLEVER_OPERATOR_API_SECRET="+c.Secret,
+		)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

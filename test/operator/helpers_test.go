@@ -2,6 +2,8 @@ package operator_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,7 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
 )
 
@@ -29,11 +31,64 @@ func newNamespace() string {
 	return name
 }
 
-// sample loads config/samples/<file> into namespace ns.
+// sample loads config/samples/<file> into namespace ns, in the namespace's own organisation
+// (orgOf): every spec's add-ons, API calls and faults at the shared fake are its own.
 func sample(file, ns string) *unstructured.Unstructured {
 	u, err := envtestutil.Sample(file, ns)
 	Expect(err).NotTo(HaveOccurred())
+	Expect(unstructured.SetNestedField(u.Object, orgOf(ns), "spec", "organisation")).To(Succeed())
 	return u
+}
+
+// orgOf is the Clever Cloud organisation of a spec's namespace: one per namespace, so a spec
+// counts the calls made about its own resources (fake.CountsFor) and injects faults into its
+// own organisation only (ownerFault), whatever other specs' resources do meanwhile.
+func orgOf(ns string) string {
+	sum := sha256.Sum256([]byte("test/operator:" + ns))
+	h := hex.EncodeToString(sum[:16])
+	return "orga_" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// apiCounter counts the fake's requests about one organisation from the moment it was made.
+type apiCounter struct {
+	owner string
+	base  map[string]int
+}
+
+// countCalls starts counting the requests about namespace ns's organisation.
+func countCalls(ns string) *apiCounter {
+	return &apiCounter{owner: orgOf(ns), base: fake.CountsFor(orgOf(ns))}
+}
+
+// route returns the requests on one route template since the counter was made.
+func (c *apiCounter) route(r string) int { return fake.CountsFor(c.owner)[r] - c.base[r] }
+
+// matching sums the requests since the counter was made on the route templates containing
+// substr ("" = all).
+func (c *apiCounter) matching(substr string) int {
+	n := 0
+	for r, v := range fake.CountsFor(c.owner) {
+		if strings.Contains(r, substr) {
+			n += v - c.base[r]
+		}
+	}
+	return n
+}
+
+// ownerFault makes the fake answer the requests about namespace ns's organisation with f
+// until the spec ends (or clearOwnerFault). Other specs' organisations are not affected.
+func ownerFault(ns string, f fakeapi.OwnerFault) {
+	fake.SetOwnerFault(orgOf(ns), &f)
+	DeferCleanup(func() { fake.SetOwnerFault(orgOf(ns), nil) })
+}
+
+// clearOwnerFault lifts namespace ns's fault.
+func clearOwnerFault(ns string) { fake.SetOwnerFault(orgOf(ns), nil) }
+
+// failRoutes makes the requests about namespace ns's organisation on the given route
+// templates answer 500 (a Clever Cloud incident) until the spec ends or clearOwnerFault.
+func failRoutes(ns string, routes ...string) {
+	ownerFault(ns, fakeapi.OwnerFault{Status: 500, Routes: routes})
 }
 
 func get(u *unstructured.Unstructured) *unstructured.Unstructured {
@@ -122,8 +177,8 @@ func update(cur *unstructured.Unstructured) {
 }
 
 // addonsNamed returns the fake's add-ons with that name, across owners.
-func addonsNamed(name string) []clevercloud.Addon {
-	var out []clevercloud.Addon
+func addonsNamed(name string) []fakeapi.Addon {
+	var out []fakeapi.Addon
 	for _, list := range fake.AllAddons() {
 		for _, a := range list {
 			if a.AddonName() == name {
@@ -138,7 +193,7 @@ func addonName(u *unstructured.Unstructured) string {
 	return "kubernetes::" + u.GetKind() + "::" + string(u.GetUID())
 }
 
-func envMap(vars []clevercloud.Variable) map[string]string {
+func envMap(vars []fakeapi.Variable) map[string]string {
 	m := map[string]string{}
 	for _, v := range vars {
 		m[v.Name] = v.Value
@@ -155,17 +210,6 @@ func secretData(s *corev1.Secret) map[string]string {
 		m[k] = string(v)
 	}
 	return m
-}
-
-// apiCalls sums the fake's counters for the routes whose key contains substr ("" = all).
-func apiCalls(substr string) int {
-	n := 0
-	for route, c := range fake.Counts() {
-		if strings.Contains(route, substr) {
-			n += c
-		}
-	}
-	return n
 }
 
 // events returns "<type> <reason>" of the events about an object.

@@ -108,18 +108,18 @@ var _ = Describe("every kind, end to end", func() {
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		Eventually(func() *corev1.Secret { return secret(ns, cr.GetName()+"-secrets") }).ShouldNot(BeNil())
 		time.Sleep(500 * time.Millisecond) // let the create burst settle
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		cur := get(cr)
 		cur.SetLabels(map[string]string{"team": "a"})
 		cur.SetAnnotations(map[string]string{"note": "touched"})
 		update(cur)
-		Consistently(func() int { return apiCalls("") }, 3*time.Second).Should(BeZero())
+		Consistently(func() int { return calls.matching("") }, 3*time.Second).Should(BeZero())
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
 	})
 
 	// publishedQuietly provisions a sample and returns its published Secret once the operator
-	// is quiet, with the fake's counters reset.
-	publishedQuietly := func(file string) *corev1.Secret {
+	// is quiet, with a counter of the API calls made about it from then on.
+	publishedQuietly := func(file string) (*corev1.Secret, *apiCounter) {
 		ns := newNamespace()
 		cr := sample(file, ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
@@ -127,20 +127,19 @@ var _ = Describe("every kind, end to end", func() {
 		var s *corev1.Secret
 		Eventually(func() *corev1.Secret { s = secret(ns, cr.GetName()+"-secrets"); return s }).ShouldNot(BeNil())
 		time.Sleep(500 * time.Millisecond)
-		fake.ResetCounts()
-		return s
+		return s, countCalls(ns)
 	}
 
 	It("puts a hand-deleted Secret back within seconds, without API calls", func() {
-		s := publishedQuietly("api_v1_mysql.yaml")
+		s, calls := publishedQuietly("api_v1_mysql.yaml")
 		want := secretData(s)
 		Expect(k8s.Delete(ctx, s)).To(Succeed())
 		Eventually(func() map[string]string { return secretData(secret(s.Namespace, s.Name)) }, 10*time.Second).Should(Equal(want))
-		Expect(apiCalls("")).To(BeZero())
+		Expect(calls.matching("")).To(BeZero())
 	})
 
 	It("puts back a value edited by hand in the Secret, twice in a row, without API calls", func() {
-		s := publishedQuietly("api_v1_redis.yaml")
+		s, calls := publishedQuietly("api_v1_redis.yaml")
 		want := secretData(s)
 		// Twice: the second edit comes after a repair the operator may remember.
 		for _, edit := range []string{"edited-by-hand", "edited-again"} {
@@ -149,7 +148,7 @@ var _ = Describe("every kind, end to end", func() {
 			Expect(k8s.Update(ctx, s)).To(Succeed())
 			Eventually(func() map[string]string { return secretData(secret(s.Namespace, s.Name)) }, 10*time.Second).Should(Equal(want))
 		}
-		Expect(apiCalls("")).To(BeZero())
+		Expect(calls.matching("")).To(BeZero())
 	})
 
 	It("gives kinds that share a name their own release; the second Secret reports SecretConflict until renamed", func() {
@@ -205,7 +204,7 @@ var _ = Describe("idempotency and adoption", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		cur := get(cr)
 		api := newClient()
-		pre, err := api.CreateAddon(ctx, "orga_00000000-0000-0000-0000-000000000001", clevercloud.CreateOpts{
+		pre, err := api.CreateAddon(ctx, orgOf(ns), clevercloud.CreateOpts{
 			Name: addonName(cur), Region: "par", ProviderID: "postgresql-addon", Plan: fake.PlanID("postgresql-addon", "dev"),
 			Options: clevercloud.Options{Version: "17", Encryption: "false"},
 		})
@@ -219,24 +218,24 @@ var _ = Describe("idempotency and adoption", func() {
 
 	It("looks a brand-new resource up by name only once an earlier pass may have created its add-on", func() {
 		ns := newNamespace()
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		// The first create fails with a 500 after which Clever Cloud may or may not have acted:
 		// the next pass must look the name up before creating again.
-		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"POST /v2/organisations/{ownerId}/addons": 1}})
+		failRoutes(ns, "POST /v2/organisations/{ownerId}/addons")
 		cr := sample("api_v1_redis.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(func() int { return fake.Counts()["POST /v2/organisations/{ownerId}/addons"] }).Should(BeNumerically(">=", 1))
-		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons"]).To(BeZero(), "no lookup on the very first pass")
-		fake.SetFaults(fakeapi.Faults{})
+		Eventually(func() int { return calls.route("POST /v2/organisations/{ownerId}/addons") }).Should(BeNumerically(">=", 1))
+		Expect(calls.route("GET /v2/organisations/{ownerId}/addons")).To(BeZero(), "no lookup on the very first pass")
+		clearOwnerFault(ns)
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons"]).To(BeNumerically(">=", 1), "looked up before creating again")
+		Expect(calls.route("GET /v2/organisations/{ownerId}/addons")).To(BeNumerically(">=", 1), "looked up before creating again")
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 	})
 
 	It("restarting the operator mid-provisioning creates no duplicate add-on", func() {
 		ns := newNamespace()
-		fake.SetFaults(fakeapi.Faults{Latency: 300 * time.Millisecond})
-		defer fake.SetFaults(fakeapi.Faults{})
+		calls := countCalls(ns)
+		ownerFault(ns, fakeapi.OwnerFault{Latency: 300 * time.Millisecond})
 		var crs []*unstructured.Unstructured
 		for _, f := range []string{"api_v1_postgresql.yaml", "api_v1_redis.yaml", "api_v1_mysql.yaml", "api_v1_mongodb.yaml"} {
 			cr := sample(f, ns)
@@ -244,10 +243,10 @@ var _ = Describe("idempotency and adoption", func() {
 			crs = append(crs, cr)
 		}
 		// Stop while creates are in flight, then start again.
-		Eventually(func() int { return apiCalls("POST") }).Should(BeNumerically(">=", 1))
+		Eventually(func() int { return calls.matching("POST") }).Should(BeNumerically(">=", 1))
 		stopManager()
 		startManager()
-		fake.SetFaults(fakeapi.Faults{})
+		clearOwnerFault(ns)
 		for _, cr := range crs {
 			Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 			Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1), cr.GetKind())
@@ -291,15 +290,14 @@ var _ = Describe("API failures", func() {
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		// The env read fails (the refresh's call); few enough failures that the client's
 		// circuit, shared with the other specs, stays closed.
-		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"GET /v2/organisations/{ownerId}/addons/{addonId}/env": 1}})
-		defer fake.SetFaults(fakeapi.Faults{})
+		failRoutes(ns, "GET /v2/organisations/{ownerId}/addons/{addonId}/env")
 		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "outage"})
 		Eventually(func() string { return condition(get(cr), "Synced") }, 20*time.Second).Should(Equal("False/ApiUnavailable"))
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "Ready does not flap on a transient failure")
 		Expect(conditionMessage(get(cr), "Synced")).To(ContainSubstring("refreshing"))
 		// Cleared at once, before the client's circuit (shared with the other specs) opens; the
 		// engine's own retry then succeeds and drops the condition.
-		fake.SetFaults(fakeapi.Faults{})
+		clearOwnerFault(ns)
 		Expect(events(cr)).To(ContainElement("Warning ApiUnavailable"))
 		Eventually(func() string { return condition(get(cr), "Synced") }, 30*time.Second).Should(BeEmpty())
 		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
@@ -307,17 +305,16 @@ var _ = Describe("API failures", func() {
 
 	It("reports ApiUnavailable on 5xx, backs off, and recovers", func() {
 		ns := newNamespace()
-		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"POST /v2/organisations/{ownerId}/addons": 1}})
-		defer fake.SetFaults(fakeapi.Faults{})
+		failRoutes(ns, "POST /v2/organisations/{ownerId}/addons")
 		cr := sample("api_v1_mongodb.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("False/ApiUnavailable"))
 		Expect(condition(get(cr), "Stalled")).To(Equal(""), "transient: not stalled")
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		time.Sleep(3 * time.Second)
-		Expect(apiCalls("POST")).To(BeNumerically("<=", 6), "exponential backoff, not a hot loop")
+		Expect(calls.matching("POST")).To(BeNumerically("<=", 6), "exponential backoff, not a hot loop")
 		Expect(addonsNamed(addonName(get(cr)))).To(BeEmpty())
-		fake.SetFaults(fakeapi.Faults{})
+		clearOwnerFault(ns)
 		Eventually(readyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"))
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 	})
@@ -331,12 +328,10 @@ var _ = Describe("API failures", func() {
 		Expect(condition(get(cr), "Stalled")).To(Equal("True/InvalidSpec"))
 		Expect(fake.CountsByOwner()).NotTo(HaveKey("nobody"))
 
-		const unknown = "orga_00000000-0000-0000-0000-00000000dead"
-		fake.SetFaults(fakeapi.Faults{Owners: map[string]fakeapi.OwnerFault{unknown: {Status: 404, Message: "organisation not found"}}})
-		defer fake.SetFaults(fakeapi.Faults{})
+		// An organisation the API does not know answers 404 on every route.
+		ownerFault(ns, fakeapi.OwnerFault{Status: 404, Message: "organisation not found"})
 		cr2 := sample("api_v1_redis.yaml", ns)
 		cr2.SetName("unknown-org")
-		Expect(unstructured.SetNestedField(cr2.Object, unknown, "spec", "organisation")).To(Succeed())
 		Expect(k8s.Create(ctx, cr2)).To(Succeed())
 		Eventually(readyOf(cr2)).Should(Equal("False/ApiError"))
 		Expect(conditionMessage(get(cr2), "Ready")).To(ContainSubstring("404"))
@@ -364,8 +359,7 @@ var _ = Describe("API failures", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		id := statusString(get(cr), "addon")
-		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"DELETE /v2/organisations/{ownerId}/addons/{addonId}": 1}})
-		defer fake.SetFaults(fakeapi.Faults{})
+		failRoutes(ns, "DELETE /v2/organisations/{ownerId}/addons/{addonId}")
 		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("False/DeleteFailed"))
 		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring("skip-deprovision"))

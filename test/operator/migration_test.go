@@ -26,7 +26,7 @@ var _ = Describe("switching from the Rust operator", func() {
 		cr.SetFinalizers([]string{"api.clever-cloud.com/redis"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		cur := get(cr)
-		pre, err := newClient().CreateAddon(ctx, "orga_00000000-0000-0000-0000-000000000001", clevercloud.CreateOpts{
+		pre, err := newClient().CreateAddon(ctx, orgOf(ns), clevercloud.CreateOpts{
 			Name: addonName(cur), Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono"),
 			Options: clevercloud.Options{Version: "7.2.4", Encryption: "false"},
 		})
@@ -75,15 +75,14 @@ var _ = Describe("periodic refresh", func() {
 		// Each period reads either the env or the add-on (alternately), one call. Two periods
 		// (3 s plus up to 10% jitter each) start after the rollout pass that follows the
 		// publication, so the window allows for a loaded machine.
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		Eventually(func() int {
-			counts := fake.Counts()
-			return counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"] + counts["GET /v2/organisations/{ownerId}/addons/{addonId}"]
+			return calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env") + calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}")
 		}, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 2))
 		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
 
 		// Deleted out of band: recreated (the Rust operator's behaviour), with a Warning.
-		Expect(fake.DeleteAddonOutOfBand("orga_00000000-0000-0000-0000-000000000001", id)).To(Succeed())
+		Expect(fake.DeleteAddonOutOfBand(orgOf(ns), id)).To(Succeed())
 		Eventually(func() string { return statusString(get(cr), "addon") }, 30*time.Second).ShouldNot(Equal(id))
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		Expect(events(get(cr))).To(ContainElement("Warning AddonMissing"))
@@ -104,7 +103,7 @@ var _ = Describe("drift", func() {
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		id := statusString(get(cr), "addon")
 		// Someone migrates the add-on in the console.
-		_, err := newClient().StartMigration(ctx, "orga_00000000-0000-0000-0000-000000000001", id, clevercloud.MigrationRequest{
+		_, err := newClient().StartMigration(ctx, orgOf(ns), id, clevercloud.MigrationRequest{
 			PlanID: fake.PlanID("postgresql-addon", "xs_sml"), Region: "par"})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() string { return condition(get(cr), "Drifted") }, 30*time.Second).Should(Equal("True/PlanDrift"))

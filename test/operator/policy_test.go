@@ -11,13 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
 
-const org = "orga_00000000-0000-0000-0000-000000000001"
-
-// preexisting creates an add-on at the fake outside the operator (console, Terraform...).
-func preexisting(provider, slug string) *clevercloud.Addon {
-	a, err := newClient().CreateAddon(context.Background(), org, clevercloud.CreateOpts{
+// preexisting creates an add-on in namespace ns's organisation at the fake, outside the
+// operator (console, Terraform...).
+func preexisting(ns, provider, slug string) *clevercloud.Addon {
+	a, err := newClient().CreateAddon(context.Background(), orgOf(ns), clevercloud.CreateOpts{
 		Name: "made-elsewhere", Region: "par", ProviderID: provider, Plan: fake.PlanID(provider, slug),
 		Options: clevercloud.Options{Version: "17", Encryption: "false"},
 	})
@@ -26,10 +26,13 @@ func preexisting(provider, slug string) *clevercloud.Addon {
 	return a
 }
 
+// addonExists reports whether the fake holds an add-on with that id, in any organisation.
 func addonExists(id string) bool {
-	for _, a := range fake.Addons(org) {
-		if a.ID == id {
-			return true
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			if a.ID == id {
+				return true
+			}
 		}
 	}
 	return false
@@ -60,9 +63,9 @@ var _ = Describe("adoption and observe-only", func() {
 	ctx := context.Background()
 
 	It("binds to an existing add-on by spec.addonId without creating anything, and says so", func() {
-		pre := preexisting("postgresql-addon", "dev")
 		ns := newNamespace()
-		fake.ResetCounts()
+		pre := preexisting(ns, "postgresql-addon", "dev")
+		calls := countCalls(ns)
 		cr := sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
@@ -71,7 +74,7 @@ var _ = Describe("adoption and observe-only", func() {
 		Expect(statusString(cur, "addon")).To(Equal(pre.ID))
 		adopted, _, _ := unstructured.NestedBool(cur.Object, "status", "adopted")
 		Expect(adopted).To(BeTrue())
-		Expect(fake.Counts()["POST /v2/organisations/{ownerId}/addons"]).To(BeZero(), "adoption makes zero create calls")
+		Expect(calls.route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "adoption makes zero create calls")
 		Eventually(func() map[string]string { return secretData(secret(ns, "postgresql-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
 
 		// spec.addonId cannot be changed afterwards (CEL, server-side).
@@ -87,8 +90,8 @@ var _ = Describe("adoption and observe-only", func() {
 	})
 
 	It("binds by the api.clever-cloud.com/addon-id annotation too", func() {
-		pre := preexisting("redis-addon", "s_mono")
 		ns := newNamespace()
+		pre := preexisting(ns, "redis-addon", "s_mono")
 		cr := sample("api_v1_redis.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/addon-id": pre.ID})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
@@ -108,10 +111,10 @@ var _ = Describe("adoption and observe-only", func() {
 	})
 
 	It("observes without writing: publishes the Secret, never pushes variables, never deletes", func() {
-		pre := preexisting("config-provider", "std")
-		Expect(fake.SetEnv(pre.ID, []clevercloud.Variable{{Name: "REMOTE", Value: "kept"}})).To(Succeed())
 		ns := newNamespace()
-		fake.ResetCounts()
+		pre := preexisting(ns, "config-provider", "std")
+		Expect(fake.SetEnv(pre.ID, []fakeapi.Variable{{Name: "REMOTE", Value: "kept"}})).To(Succeed())
+		calls := countCalls(ns)
 		cr := sample("api_v1_configprovider.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
 		Expect(unstructured.SetNestedField(cr.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
@@ -119,13 +122,13 @@ var _ = Describe("adoption and observe-only", func() {
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		Eventually(func() map[string]string { return secretData(secret(ns, "config-provider-secrets")) }).Should(Equal(map[string]string{"REMOTE": "kept"}))
 		Expect(envMap(fake.Env(pre.ID))).To(Equal(map[string]string{"REMOTE": "kept"}), "spec.variables not pushed")
-		Expect(apiCalls("PUT")).To(BeZero())
-		Expect(apiCalls("POST")).To(BeZero())
+		Expect(calls.matching("PUT")).To(BeZero())
+		Expect(calls.matching("POST")).To(BeZero())
 
 		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
 		Eventually(gone(cr)).Should(BeNil())
 		Expect(addonExists(pre.ID)).To(BeTrue(), "ObserveOnly never deletes")
-		Expect(apiCalls("DELETE")).To(BeZero())
+		Expect(calls.matching("DELETE")).To(BeZero())
 		Expect(eventsByName(ns, cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
 	})
 
@@ -184,14 +187,13 @@ var _ = Describe("pause and forced refresh", func() {
 
 	It("a paused resource makes no Clever Cloud writes, shows Paused, resumes when unpaused, and can always be deleted", func() {
 		ns := newNamespace()
-		fake.ResetCounts()
 		cr := sample("api_v1_mysql.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/paused": "true"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() string { return condition(get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
 		Eventually(readyOf(cr)).Should(Equal("False/PauseRequested"))
 		// Other specs' resources may write concurrently: check this resource's add-on only.
-		Consistently(func() []clevercloud.Addon { return addonsNamed(addonName(get(cr))) }, 2*time.Second).Should(BeEmpty())
+		Consistently(func() []fakeapi.Addon { return addonsNamed(addonName(get(cr))) }, 2*time.Second).Should(BeEmpty())
 
 		annotate(cr, map[string]string{"api.clever-cloud.com/paused": ""})
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
@@ -212,11 +214,11 @@ var _ = Describe("pause and forced refresh", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		time.Sleep(500 * time.Millisecond)
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "2026-11-22T10:00:00Z"})
 		Eventually(func() string { return statusString(get(cr), "lastHandledReconcileAt") }).Should(Equal("2026-11-22T10:00:00Z"))
-		Consistently(func() int { return apiCalls("") }, 2*time.Second).Should(Equal(1))
-		Expect(fake.Counts()["GET /v2/organisations/{ownerId}/addons/{addonId}/env"]).To(Equal(1))
+		Consistently(func() int { return calls.matching("") }, 2*time.Second).Should(Equal(1))
+		Expect(calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(Equal(1))
 	})
 
 	It("reports an add-on deleted out of band instead of recreating it when asked to", func() {
@@ -226,12 +228,12 @@ var _ = Describe("pause and forced refresh", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
 		id := statusString(get(cr), "addon")
-		Expect(fake.DeleteAddonOutOfBand(org, id)).To(Succeed())
-		fake.ResetCounts()
+		Expect(fake.DeleteAddonOutOfBand(orgOf(ns), id)).To(Succeed())
+		calls := countCalls(ns)
 		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "now"})
 		Eventually(readyOf(cr)).Should(Equal("False/AddonMissing"))
 		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring(id))
-		Expect(apiCalls("POST")).To(BeZero())
+		Expect(calls.matching("POST")).To(BeZero())
 		Expect(condition(get(cr), "Stalled")).To(Equal("True/AddonMissing"))
 	})
 })

@@ -377,7 +377,7 @@ var _ = Describe("rotation", func() {
 		Eventually(readyOf(pg), 20*time.Second).Should(Equal("True/Provisioned"))
 		before := secretData(secret(ns, cel.GetName()+"-secrets"))
 		pgBefore := secretData(secret(ns, pg.GetName()+"-secrets"))
-		fake.ResetCounts()
+		calls := countCalls(ns)
 
 		annotate(cel, map[string]string{"api.clever-cloud.com/rotate-requested-at": "2026-11-22T08:00:00Z"})
 		Eventually(func() string { return secretData(secret(ns, cel.GetName()+"-secrets"))["CELLAR_ADDON_KEY_SECRET"] }, 10*time.Second).
@@ -385,7 +385,7 @@ var _ = Describe("rotation", func() {
 		after := secretData(secret(ns, cel.GetName()+"-secrets"))
 		Expect(after["CELLAR_ADDON_KEY_ID"]).To(Equal(before["CELLAR_ADDON_KEY_ID"]))
 		Expect(after["CELLAR_ADDON_KEY_SECRET"]).To(Equal(addonEnv(cel)["CELLAR_ADDON_KEY_SECRET"]))
-		Expect(apiCalls(clevercloud.RouteCellarRenew)).To(Equal(1))
+		Expect(calls.matching(clevercloud.RouteCellarRenew)).To(Equal(1))
 		Eventually(func() string { return credentialsStatus(cel, "lastRotationRequest") }).Should(Equal("2026-11-22T08:00:00Z"))
 		Expect(events(cel)).To(ContainElement("Normal CredentialsRotated"))
 
@@ -396,6 +396,6 @@ var _ = Describe("rotation", func() {
 		Expect(readyOf(pg)()).To(Equal("True/Provisioned"))
 		// Acted on once: a later unrelated change does not rotate again.
 		annotate(cel, map[string]string{"unrelated": "x"})
-		Consistently(func() int { return apiCalls(clevercloud.RouteCellarRenew) }, 2*time.Second).Should(Equal(1))
+		Consistently(func() int { return calls.matching(clevercloud.RouteCellarRenew) }, 2*time.Second).Should(Equal(1))
 	})
 })

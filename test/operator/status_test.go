@@ -34,8 +34,7 @@ var _ = Describe("status for tools", func() {
 
 	It("reads InProgress while provisioning, Current when Ready, Failed on a terminal error (kstatus)", func() {
 		ns := newNamespace()
-		fake.SetFaults(fakeapi.Faults{Latency: 400 * time.Millisecond})
-		defer fake.SetFaults(fakeapi.Faults{})
+		ownerFault(ns, fakeapi.OwnerFault{Latency: 400 * time.Millisecond})
 		cr := sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Expect(kstatus(cr)).To(Equal(status.InProgressStatus), "a brand-new resource is not Current")
@@ -83,30 +82,29 @@ var _ = Describe("economy", func() {
 
 	It("creates with one create and the env reads (no lookup for a new resource), and deletes with one call", func() {
 		ns := newNamespace()
-		time.Sleep(500 * time.Millisecond)
-		fake.ResetCounts()
+		calls := countCalls(ns)
 		cr := sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		counts := fake.Counts()
-		Expect(counts["GET /v2/organisations/{ownerId}/addons"]).To(BeZero(), "no name lookup for a brand-new resource")
-		Expect(counts["POST /v2/organisations/{ownerId}/addons"]).To(Equal(1))
-		Expect(counts["GET /v2/organisations/{ownerId}/addons/{addonId}/env"]).To(BeNumerically(">=", 1))
-		Expect(counts["GET /v2/products/addonproviders"]).To(BeNumerically("<=", 1), "catalogue cached")
-		fake.ResetCounts()
+		Expect(calls.route("GET /v2/organisations/{ownerId}/addons")).To(BeZero(), "no name lookup for a brand-new resource")
+		Expect(calls.route("POST /v2/organisations/{ownerId}/addons")).To(Equal(1))
+		Expect(calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(BeNumerically(">=", 1))
+		// The catalogue is asked for with this organisation (?orgaId=), once: then cached.
+		Expect(calls.route("GET /v2/products/addonproviders")).To(Equal(1), "catalogue read once, then cached")
+		calls = countCalls(ns)
 		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
 		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
-		Expect(fake.Counts()["DELETE /v2/organisations/{ownerId}/addons/{addonId}"]).To(Equal(1), "exactly one DELETE")
+		Expect(calls.route("DELETE /v2/organisations/{ownerId}/addons/{addonId}")).To(Equal(1), "exactly one DELETE")
 	})
 
 	It("emits one Warning per failure reason, not one per retry", func() {
 		ns := newNamespace()
-		fake.SetFaults(fakeapi.Faults{ErrorRate: map[string]float64{"POST /v2/organisations/{ownerId}/addons": 1}})
-		defer fake.SetFaults(fakeapi.Faults{})
+		calls := countCalls(ns)
+		failRoutes(ns, "POST /v2/organisations/{ownerId}/addons")
 		cr := sample("api_v1_mysql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(readyOf(cr)).Should(Equal("False/ApiUnavailable"))
-		Eventually(func() int { return apiCalls("POST") }).Should(BeNumerically(">=", 3))
+		Eventually(func() int { return calls.matching("POST") }).Should(BeNumerically(">=", 3))
 		list := &corev1.EventList{}
 		Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
 		warnings := 0
@@ -116,7 +114,7 @@ var _ = Describe("economy", func() {
 			}
 		}
 		Expect(warnings).To(Equal(1))
-		fake.SetFaults(fakeapi.Faults{})
+		clearOwnerFault(ns)
 		Eventually(readyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"))
 	})
 
