@@ -48,6 +48,12 @@ type Options struct {
 	OnAddonMissing        string
 	// Namespaces are the watched namespaces, as given to ManagerOptions (nil: all).
 	Namespaces []string
+	// CredentialsExpiryWarning is how long before a known credentials expiry the operator
+	// warns (Warning events and the expiry metric's alert); default 7 days, negative: never.
+	CredentialsExpiryWarning time.Duration
+	// Pod names the operator's own Pod (namespace/name[/uid], from the downward API), which
+	// receives the Warning events about the operator's own credentials; "" = log only.
+	Pod        string
 	Registerer prometheus.Registerer
 	Log        logr.Logger
 }
@@ -114,17 +120,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		Reader: overrides,
 		Global: o.API,
 		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
-			creds := clevercloud.Credentials{ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, Secret: c.Secret}
-			if c.Mode() == config.ModeBearer {
-				creds = clevercloud.Credentials{BearerToken: c.Bearer()}
-			}
-			return clevercloud.New(clevercloud.Config{
-				Endpoint:    c.Endpoint,
-				Credentials: creds,
-				RateLimit:   o.APIRateLimit,
-				Timeout:     o.APITimeout,
-				Metrics:     apiMetrics,
-			})
+			return NewAPIClient(c, ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
 		},
 	}
 	plans := &addon.PlanCache{}
@@ -163,6 +159,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
 		}
+	}
+	if err := mgr.Add(newExpiryWatcher(o, overrides, mgr.GetEventRecorderFor("clever-operator"))); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

@@ -65,6 +65,25 @@ func (o *overrideSecrets) Get(ctx context.Context, key client.ObjectKey, obj cli
 	return c.Get(ctx, key, obj, opts...)
 }
 
+// list returns every override Secret held by the caches (nil receiver: none).
+func (o *overrideSecrets) list(ctx context.Context) []corev1.Secret {
+	if o == nil {
+		return nil
+	}
+	var out []corev1.Secret
+	for _, name := range addon.OverrideSecretNames {
+		c, ok := o.byName[name]
+		if !ok {
+			continue
+		}
+		var l corev1.SecretList
+		if err := c.List(ctx, &l); err == nil {
+			out = append(out, l.Items...)
+		}
+	}
+	return out
+}
+
 // List is not used.
 func (o *overrideSecrets) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return errors.New("listing override Secrets is not supported")
