@@ -49,13 +49,10 @@ func (n *NamespacedCredentials) For(ctx context.Context, namespace string) (API,
 		if err != nil {
 			return nil, "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 		}
-		doc, ok := sec.Data[OverrideSecretKey]
-		if !ok {
-			return nil, "", fmt.Errorf("secret %s/%s has no key %q", namespace, name, OverrideSecretKey)
-		}
-		over, err := config.ParseDocument(doc)
+		// The "config" document and/or clever-tools' login file ("clever-tools.json").
+		over, err := config.ParseOverrideSecret(sec.Data, OverrideSecretKey)
 		if err != nil {
-			return nil, "", fmt.Errorf("secret %s/%s key %q: %w", namespace, name, OverrideSecretKey, err)
+			return nil, "", fmt.Errorf("secret %s/%s %w", namespace, name, err)
 		}
 		if cfg, err = config.ApplyOverride(cfg, over); err != nil {
 			return nil, "", fmt.Errorf("secret %s/%s: %w", namespace, name, err)
