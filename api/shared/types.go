@@ -185,6 +185,41 @@ type CredentialsStatus struct {
 	// acted on.
 	// +optional
 	LastRotationRequest string `json:"lastRotationRequest,omitempty"`
+
+	// RevokedKeyHash is a hash (never the value) of the credentials the last
+	// rotation revoked: a read of the add-on that still shows them is stale
+	// and is not published. Cleared once new credentials are published.
+	// +optional
+	RevokedKeyHash string `json:"revokedKeyHash,omitempty"`
+}
+
+// OperatorStatus is what Clever Cloud serves at v4 about its "operator" add-ons
+// (Keycloak, Metabase, Matomo, Otoroshi) that is not secret, and the actions
+// the operator took on them.
+type OperatorStatus struct {
+	// AccessURL is the add-on's public URL (v4 `accessUrl`).
+	// +optional
+	AccessURL string `json:"accessUrl,omitempty"`
+
+	// AvailableVersions are the versions Clever Cloud offers for this add-on
+	// (v4 `availableVersions`); `spec.version` must be one of them.
+	// +optional
+	AvailableVersions []string `json:"availableVersions,omitempty"`
+
+	// LastVersionUpdate is the `<version>@<generation>` of the last version
+	// update the operator asked Clever Cloud for.
+	// +optional
+	LastVersionUpdate string `json:"lastVersionUpdate,omitempty"`
+
+	// LastHandledRebootAt is the value of the
+	// api.clever-cloud.com/reboot-requested-at annotation last acted on.
+	// +optional
+	LastHandledRebootAt string `json:"lastHandledRebootAt,omitempty"`
+
+	// LastHandledRebuildAt is the value of the
+	// api.clever-cloud.com/rebuild-requested-at annotation last acted on.
+	// +optional
+	LastHandledRebuildAt string `json:"lastHandledRebuildAt,omitempty"`
 }
 
 // ConditionStatus is the status of a condition: True, False or Unknown.

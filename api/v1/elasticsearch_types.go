@@ -26,10 +26,13 @@ import (
 
 // ElasticSearchVersion is the integer code of a Elasticsearch major version offered by Clever Cloud.
 // The operator sends it to the Clever Cloud API as a string: `9` as `"9"`.
-// +kubebuilder:validation:Enum=7;8;9
+// Not an enum: the versions offered are what Clever Cloud announces for the
+// provider (GET /v4/addon-providers/{id}), checked by the operator at reconcile time
+// (condition reason VersionNotAvailable lists them).
+// +kubebuilder:validation:Minimum=1
 type ElasticSearchVersion int32
 
-// Supported Elasticsearch major version codes.
+// Examples of Elasticsearch major version codes.
 const (
 	ElasticSearchVersion7 ElasticSearchVersion = 7 // 7
 	ElasticSearchVersion8 ElasticSearchVersion = 8 // 8
@@ -54,6 +57,9 @@ func (v ElasticSearchVersion) String() string {
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.options of an ElasticSearch add-on (version, encryption, kibana, apm) are set when it is created and cannot change; create a new resource"
 type ElasticSearchOptions struct {
 	// Version is the Elasticsearch major version, as an integer code: `7`, `8`, `9`.
+	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
+	// the versions on offer are those the API announces today, not a list built into
+	// this CRD (an unknown one sets reason VersionNotAvailable, naming them).
 	// It is chosen when the add-on is created and cannot change afterwards.
 	Version ElasticSearchVersion `json:"version"`
 

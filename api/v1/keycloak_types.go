@@ -43,6 +43,16 @@ type KeycloakSpec struct {
 	// Instance is the region and plan of the add-on.
 	Instance shared.Instance `json:"instance"`
 
+	// Version is the Keycloak version to run, as Clever Cloud names it (for
+	// example one of `status.availableVersions`). Set at creation it is sent
+	// as the create option `version`; changed later, the operator asks Clever
+	// Cloud to update the add-on to it (POST …/version/update) when Clever
+	// Cloud offers it, and otherwise reports the offered versions in the
+	// VersionUpdate condition. Empty: Clever Cloud's default, never changed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version,omitempty"`
+
 	// Lifecycle controls adoption, deletion and how much the operator may change.
 	shared.Lifecycle `json:",inline"`
 
@@ -55,6 +65,9 @@ type KeycloakSpec struct {
 // KeycloakStatus is the observed state of a Keycloak.
 type KeycloakStatus struct {
 	shared.CommonStatus `json:",inline"`
+
+	// Facts Clever Cloud serves at v4 for this add-on (version is status.version).
+	shared.OperatorStatus `json:",inline"`
 
 	// URL is the URL of the Keycloak server,
 	// read from the add-on's `CC_KEYCLOAK_URL` environment variable.

@@ -26,10 +26,13 @@ import (
 
 // MongoDbVersion is the integer code of a MongoDB version offered by Clever Cloud.
 // The operator sends it to the Clever Cloud API as a string: `403` as `"4.0.3"`.
-// +kubebuilder:validation:Enum=403
+// Not an enum: the versions offered are what Clever Cloud announces for the
+// provider (GET /v4/addon-providers/{id}), checked by the operator at reconcile time
+// (condition reason VersionNotAvailable lists them).
+// +kubebuilder:validation:Minimum=1
 type MongoDbVersion int32
 
-// Supported MongoDB version codes.
+// Examples of MongoDB version codes.
 const (
 	MongoDbVersion403 MongoDbVersion = 403 // 4.0.3
 )
@@ -49,6 +52,9 @@ func (v MongoDbVersion) String() string {
 // +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type MongoDbOptions struct {
 	// Version is the MongoDB version, as an integer code: `403` (4.0.3).
+	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
+	// the versions on offer are those the API announces today, not a list built into
+	// this CRD (an unknown one sets reason VersionNotAvailable, naming them).
 	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
 	// the API server refuses a lower version).
 	Version MongoDbVersion `json:"version"`

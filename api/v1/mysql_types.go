@@ -26,10 +26,13 @@ import (
 
 // MySqlVersion is the integer code of a MySQL version offered by Clever Cloud.
 // The operator sends it to the Clever Cloud API as a string: `84` as `"8.4"`.
-// +kubebuilder:validation:Enum=57;80;84
+// Not an enum: the versions offered are what Clever Cloud announces for the
+// provider (GET /v4/addon-providers/{id}), checked by the operator at reconcile time
+// (condition reason VersionNotAvailable lists them).
+// +kubebuilder:validation:Minimum=1
 type MySqlVersion int32
 
-// Supported MySQL version codes.
+// Examples of MySQL version codes.
 const (
 	MySqlVersion57 MySqlVersion = 57 // 5.7
 	MySqlVersion80 MySqlVersion = 80 // 8.0
@@ -55,6 +58,9 @@ func (v MySqlVersion) String() string {
 // +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type MySqlOptions struct {
 	// Version is the MySQL version, as an integer code: `57` (5.7), `80` (8.0), `84` (8.4).
+	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
+	// the versions on offer are those the API announces today, not a list built into
+	// this CRD (an unknown one sets reason VersionNotAvailable, naming them).
 	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
 	// the API server refuses a lower version).
 	Version MySqlVersion `json:"version"`

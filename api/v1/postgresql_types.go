@@ -26,10 +26,13 @@ import (
 
 // PostgreSqlVersion is the integer code of a PostgreSQL major version offered by Clever Cloud.
 // The operator sends it to the Clever Cloud API as a string: `18` as `"18"`.
-// +kubebuilder:validation:Enum=11;12;13;14;15;16;17;18
+// Not an enum: the versions offered are what Clever Cloud announces for the
+// provider (GET /v4/addon-providers/{id}), checked by the operator at reconcile time
+// (condition reason VersionNotAvailable lists them).
+// +kubebuilder:validation:Minimum=1
 type PostgreSqlVersion int32
 
-// Supported PostgreSQL major version codes.
+// Examples of PostgreSQL major version codes.
 const (
 	PostgreSqlVersion11 PostgreSqlVersion = 11 // 11
 	PostgreSqlVersion12 PostgreSqlVersion = 12 // 12
@@ -70,6 +73,9 @@ func (v PostgreSqlVersion) String() string {
 // +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type PostgreSqlOptions struct {
 	// Version is the PostgreSQL major version, as an integer code: `11`, `12`, `13`, `14`, `15`, `16`, `17`, `18`.
+	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
+	// the versions on offer are those the API announces today, not a list built into
+	// this CRD (an unknown one sets reason VersionNotAvailable, naming them).
 	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
 	// the API server refuses a lower version).
 	Version PostgreSqlVersion `json:"version"`

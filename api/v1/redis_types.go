@@ -26,10 +26,13 @@ import (
 
 // RedisVersion is the integer code of a Redis version offered by Clever Cloud.
 // The operator sends it to the Clever Cloud API as a string: `880` as `"8.8.0"`.
-// +kubebuilder:validation:Enum=724;880
+// Not an enum: the versions offered are what Clever Cloud announces for the
+// provider (GET /v4/addon-providers/{id}), checked by the operator at reconcile time
+// (condition reason VersionNotAvailable lists them).
+// +kubebuilder:validation:Minimum=1
 type RedisVersion int32
 
-// Supported Redis version codes.
+// Examples of Redis version codes.
 const (
 	RedisVersion724 RedisVersion = 724 // 7.2.4
 	RedisVersion880 RedisVersion = 880 // 8.8.0
@@ -52,6 +55,9 @@ func (v RedisVersion) String() string {
 // +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
 type RedisOptions struct {
 	// Version is the Redis version, as an integer code: `724` (7.2.4), `880` (8.8.0).
+	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
+	// the versions on offer are those the API announces today, not a list built into
+	// this CRD (an unknown one sets reason VersionNotAvailable, naming them).
 	// Raising it on an existing add-on runs a Clever Cloud migration (upgrades only:
 	// the API server refuses a lower version).
 	Version RedisVersion `json:"version"`

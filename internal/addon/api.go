@@ -17,7 +17,13 @@ import (
 // API is the small per-resource client the engine drives (crossplane-runtime's
 // ExternalClient, reduced to the Clever Cloud calls). *clevercloud.Client implements it.
 type API interface {
-	ListProviders(ctx context.Context) ([]clevercloud.Provider, error)
+	// ListProvidersForOwner is the catalogue as the owner sees it (?orgaId=): with the plans
+	// private to that organisation.
+	ListProvidersForOwner(ctx context.Context, ownerID string) ([]clevercloud.Provider, error)
+	// GetProviderInfo is what a provider announces at v4: its versions and options.
+	GetProviderInfo(ctx context.Context, providerID string) (*clevercloud.ProviderInfo, error)
+	// Self is the current user: a call only the real API answers (confirms a 404).
+	Self(ctx context.Context) (*clevercloud.Self, error)
 	GetAddon(ctx context.Context, ownerID, addonID string) (*clevercloud.Addon, error)
 	ListAddons(ctx context.Context, ownerID string) ([]clevercloud.Addon, error)
 	CreateAddon(ctx context.Context, ownerID string, opts clevercloud.CreateOpts) (*clevercloud.Addon, error)
@@ -29,6 +35,12 @@ type API interface {
 	GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*clevercloud.Migration, error)
 	ListMigrations(ctx context.Context, ownerID, addonID string) ([]clevercloud.Migration, error)
 	RenewCellarCredentials(ctx context.Context, ownerID, realID string) error
+	// The v4 calls of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
+	GetOperator(ctx context.Context, provider, realID string) (*clevercloud.OperatorInfo, error)
+	CheckOperatorVersion(ctx context.Context, provider, realID string) (*clevercloud.OperatorVersionCheck, error)
+	UpdateOperatorVersion(ctx context.Context, provider, realID, target string) (*clevercloud.OperatorInfo, error)
+	RebootOperator(ctx context.Context, provider, realID string) error
+	RebuildOperator(ctx context.Context, provider, realID string) error
 }
 
 // Credentials gives the API client for a namespace: the namespace's own credentials when it
@@ -39,14 +51,23 @@ type Credentials interface {
 }
 
 // PlanCache resolves plan slugs and names to plan ids from the provider catalogue, fetched at
-// most once per TTL per credential set, so a burst of new resources costs one catalogue call.
+// most once per TTL per credential set and owner (the catalogue is asked for with ?orgaId=, so
+// plans private to an organisation resolve), so a burst of new resources costs one catalogue
+// call. It also caches what each provider announces at v4 (versions), per credential set.
 type PlanCache struct {
 	TTL time.Duration
 	Now func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]planEntry
+	infos   map[string]infoEntry
 	group   singleflight.Group
+}
+
+type infoEntry struct {
+	at   time.Time
+	info *clevercloud.ProviderInfo
+	err  error
 }
 
 type planEntry struct {
@@ -61,19 +82,23 @@ func (c *PlanCache) now() time.Time {
 	return time.Now()
 }
 
-func (c *PlanCache) providers(ctx context.Context, api API, key string, refresh bool) ([]clevercloud.Provider, error) {
+func (c *PlanCache) ttl() time.Duration {
+	if c.TTL == 0 {
+		return 10 * time.Minute
+	}
+	return c.TTL
+}
+
+func (c *PlanCache) providers(ctx context.Context, api API, credKey, owner string, refresh bool) ([]clevercloud.Provider, error) {
+	key := credKey + "\x00" + owner
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
-	ttl := c.TTL
-	if ttl == 0 {
-		ttl = 10 * time.Minute
-	}
-	if ok && !refresh && c.now().Sub(e.at) < ttl {
+	if ok && !refresh && c.now().Sub(e.at) < c.ttl() {
 		return e.providers, nil
 	}
-	v, err, _ := c.group.Do(key, func() (any, error) {
-		ps, err := api.ListProviders(ctx)
+	v, err, _ := c.group.Do("p\x00"+key, func() (any, error) {
+		ps, err := api.ListProvidersForOwner(ctx, owner)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +120,7 @@ func (c *PlanCache) providers(ctx context.Context, api API, key string, refresh 
 // (plan_…) is used as is; a slug, name or id is matched case-insensitively. The user's spec
 // is never rewritten. An unknown plan is a *SpecError listing the available plans; the
 // catalogue is refreshed once before giving that answer.
-func (c *PlanCache) Resolve(ctx context.Context, api API, key, providerID, plan string) (string, error) {
+func (c *PlanCache) Resolve(ctx context.Context, api API, key, owner, providerID, plan string) (string, error) {
 	if strings.HasPrefix(plan, "plan_") {
 		return plan, nil
 	}
@@ -104,7 +129,7 @@ func (c *PlanCache) Resolve(ctx context.Context, api API, key, providerID, plan 
 	}
 	var lastErr error
 	for _, refresh := range []bool{false, true} {
-		ps, err := c.providers(ctx, api, key, refresh)
+		ps, err := c.providers(ctx, api, key, owner, refresh)
 		if err != nil {
 			return "", err
 		}
@@ -142,4 +167,75 @@ func findPlan(ps []clevercloud.Provider, providerID, plan string) (string, error
 		return "", &SpecError{Msg: fmt.Sprintf("plan %q not found for add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
 	}
 	return "", fmt.Errorf("add-on provider %q is not in the Clever Cloud catalogue", providerID)
+}
+
+// Plan returns a plan of the owner's catalogue by id (from the cache when it is fresh); false
+// when the catalogue cannot be read or does not list it.
+func (c *PlanCache) Plan(ctx context.Context, api API, key, owner, providerID, planID string) (clevercloud.Plan, bool) {
+	ps, err := c.providers(ctx, api, key, owner, false)
+	if err != nil {
+		return clevercloud.Plan{}, false
+	}
+	for _, p := range ps {
+		if p.ID != providerID {
+			continue
+		}
+		for _, pl := range p.Plans {
+			if pl.ID == planID {
+				return pl, true
+			}
+		}
+	}
+	return clevercloud.Plan{}, false
+}
+
+// ProviderInfo returns what the provider announces at v4 (GET /v4/addon-providers/{id}),
+// cached per credential set for the TTL (failures too, so a provider that does not offer the
+// endpoint costs one call per TTL). A nil info with a nil error never happens.
+func (c *PlanCache) ProviderInfo(ctx context.Context, api API, key, providerID string) (*clevercloud.ProviderInfo, error) {
+	k := key + "\x00" + providerID
+	c.mu.Lock()
+	e, ok := c.infos[k]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < c.ttl() {
+		return e.info, e.err
+	}
+	v, err, _ := c.group.Do("i\x00"+k, func() (any, error) {
+		info, err := api.GetProviderInfo(ctx, providerID)
+		if err != nil && (clevercloud.IsRetryable(err) || clevercloud.IsThrottled(err)) {
+			return nil, err // transient: not cached
+		}
+		c.mu.Lock()
+		if c.infos == nil {
+			c.infos = map[string]infoEntry{}
+		}
+		c.infos[k] = infoEntry{at: c.now(), info: info, err: err}
+		c.mu.Unlock()
+		return info, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*clevercloud.ProviderInfo), nil
+}
+
+// SharedPlan says whether a plan runs on a shared cluster (DEV and free plans): Clever Cloud
+// ignores the version and encryption asked for on those (the version is the cluster's). The
+// plan's "type" feature says so (clever-tools src/models/addon.js reads a feature named
+// "type", value shared or dedicated; the Terraform provider pkg/tmp/addon.go reads name_code
+// "is-dedicated"); without either, a plan with the slug dev or a zero price is shared.
+func SharedPlan(p clevercloud.Plan) bool {
+	for _, f := range p.Features {
+		if strings.EqualFold(f.Name, "type") {
+			return strings.EqualFold(f.Value, "shared")
+		}
+		if f.NameCode != nil && *f.NameCode == "is-dedicated" {
+			v := f.Value
+			if f.ComputableValue != nil {
+				v = *f.ComputableValue
+			}
+			return !strings.EqualFold(v, "dedicated")
+		}
+	}
+	return strings.EqualFold(p.Slug, "dev") || p.Price == 0
 }

@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,13 +30,19 @@ type Kind struct {
 	FixedPlan string
 	// FixedRegion is sent instead of spec.instance.region when set (ConfigProvider: par).
 	FixedRegion string
-	// Versions maps the integer spec.options.version to the API string; nil when the kind
-	// has no version.
-	Versions map[int64]string
+	// VersionCode turns the integer spec.options.version into the API's version string when
+	// the provider announces no versions to match it against (nil when the kind has no
+	// version). The versions themselves are never listed here: they are what the provider
+	// announces at GET /v4/addon-providers/{id} (see versions.go).
+	VersionCode func(code int64) string
 	// Encryption sends spec.options.encryption as options.encryption.
 	Encryption bool
-	// ElasticServices sends spec.options.kibana/apm as the options.services JSON string.
+	// ElasticServices sends spec.options.kibana/apm as the flat option keys kibana and apm.
 	ElasticServices bool
+	// Operator is the v4 provider segment of Clever Cloud's "operator" add-ons (Keycloak,
+	// Metabase, Matomo, Otoroshi: addon-<name>): their URLs and credentials come from
+	// GET /v4/addon-providers/<Operator>/addons/<realId> (see operators.go).
+	Operator string
 	// URLStatus maps a status field to the env variable it mirrors (status.url, ...).
 	URLStatus map[string]string
 	// Migrations: changing the plan (or version) of an existing add-on runs a Clever Cloud
@@ -88,21 +94,21 @@ func v(version, kind string) schema.GroupVersionKind {
 var Kinds = []Kind{
 	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true,
 		PublicKeys: dbPublic("POSTGRESQL_ADDON"), Binding: dbBinding("postgresql", "POSTGRESQL_ADDON"),
-		Versions: map[int64]string{11: "11", 12: "12", 13: "13", 14: "14", 15: "15", 16: "16", 17: "17", 18: "18"}},
+		VersionCode: majorCode},
 	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true,
-		PublicKeys: []string{"REDIS_HOST", "REDIS_PORT", "REDIS_VERSION"},
-		Binding:    &Binding{Type: "redis", Entries: map[string]string{"host": "REDIS_HOST", "port": "REDIS_PORT", "password": "REDIS_PASSWORD", "uri": "REDIS_URL"}},
-		Versions:   map[int64]string{724: "7.2.4", 880: "8.8.0"}},
+		PublicKeys:  []string{"REDIS_HOST", "REDIS_PORT", "REDIS_VERSION"},
+		Binding:     &Binding{Type: "redis", Entries: map[string]string{"host": "REDIS_HOST", "port": "REDIS_PORT", "password": "REDIS_PASSWORD", "uri": "REDIS_URL"}},
+		VersionCode: digitsCode},
 	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true,
 		PublicKeys: dbPublic("MYSQL_ADDON"), Binding: dbBinding("mysql", "MYSQL_ADDON"),
-		Versions: map[int64]string{57: "5.7", 80: "8.0", 84: "8.4"}},
+		VersionCode: minorCode},
 	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true,
 		PublicKeys: dbPublic("MONGODB_ADDON"), Binding: dbBinding("mongodb", "MONGODB_ADDON"),
-		Versions: map[int64]string{403: "4.0.3"}},
+		VersionCode: digitsCode},
 	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, ElasticServices: true,
-		PublicKeys: []string{"ES_ADDON_HOST", "ES_ADDON_VERSION", "ES_ADDON_KIBANA_HOST", "ES_ADDON_APM_HOST"},
-		Binding:    &Binding{Type: "elasticsearch", Entries: map[string]string{"host": "ES_ADDON_HOST", "username": "ES_ADDON_USER", "password": "ES_ADDON_PASSWORD", "uri": "ES_ADDON_URI", "uris": "ES_ADDON_URI"}},
-		Versions:   map[int64]string{7: "7", 8: "8", 9: "9"}},
+		PublicKeys:  []string{"ES_ADDON_HOST", "ES_ADDON_VERSION", "ES_ADDON_KIBANA_HOST", "ES_ADDON_APM_HOST"},
+		Binding:     &Binding{Type: "elasticsearch", Entries: map[string]string{"host": "ES_ADDON_HOST", "username": "ES_ADDON_USER", "password": "ES_ADDON_PASSWORD", "uri": "ES_ADDON_URI", "uris": "ES_ADDON_URI"}},
+		VersionCode: majorCode},
 	{GVK: v("v1beta1", "Pulsar"), FinalizerSuffix: "pulsar", ProviderID: "addon-pulsar", Noun: "pulsar",
 		PublicKeys: []string{"ADDON_PULSAR_HOSTNAME", "ADDON_PULSAR_BINARY_PORT", "ADDON_PULSAR_BINARY_URL", "ADDON_PULSAR_HTTP_PORT", "ADDON_PULSAR_HTTP_URL", "ADDON_PULSAR_TENANT", "ADDON_PULSAR_NAMESPACE"},
 		FixedPlan:  "plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13"},
@@ -112,16 +118,16 @@ var Kinds = []Kind{
 		PublicKeys: []string{"KV_HOST", "KV_PORT", "REDIS_HOST", "REDIS_PORT"},
 		Binding:    &Binding{Type: "redis", Entries: map[string]string{"host": "KV_HOST", "port": "KV_PORT", "password": "KV_TOKEN", "uri": "REDIS_URL"}},
 		FixedPlan:  "plan_53a1728d-4b9e-4254-94c4-b19163af587b"},
-	{GVK: v("v1", "Metabase"), FinalizerSuffix: "metabase", ProviderID: "metabase", Noun: "metabase",
+	{GVK: v("v1", "Metabase"), FinalizerSuffix: "metabase", ProviderID: "metabase", Noun: "metabase", Operator: "addon-metabase",
 		PublicKeys: []string{"METABASE_URL"},
 		URLStatus:  map[string]string{"url": "METABASE_URL"}},
-	{GVK: v("v1", "Keycloak"), FinalizerSuffix: "keycloak", ProviderID: "keycloak", Noun: "keycloak",
+	{GVK: v("v1", "Keycloak"), FinalizerSuffix: "keycloak", ProviderID: "keycloak", Noun: "keycloak", Operator: "addon-keycloak",
 		PublicKeys: []string{"CC_KEYCLOAK_URL", "CC_KEYCLOAK_ADMIN_URL"},
 		URLStatus:  map[string]string{"url": "CC_KEYCLOAK_URL", "admin_url": "CC_KEYCLOAK_ADMIN_URL"}},
-	{GVK: v("v1", "Matomo"), FinalizerSuffix: "matomo", ProviderID: "addon-matomo", Noun: "matomo",
+	{GVK: v("v1", "Matomo"), FinalizerSuffix: "matomo", ProviderID: "addon-matomo", Noun: "matomo", Operator: "addon-matomo",
 		PublicKeys: []string{"MATOMO_URL"},
 		URLStatus:  map[string]string{"url": "MATOMO_URL"}},
-	{GVK: v("v1", "Otoroshi"), FinalizerSuffix: "otoroshi", ProviderID: "otoroshi", Noun: "otoroshi",
+	{GVK: v("v1", "Otoroshi"), FinalizerSuffix: "otoroshi", ProviderID: "otoroshi", Noun: "otoroshi", Operator: "addon-otoroshi",
 		PublicKeys: []string{"CC_OTOROSHI_URL", "CC_OTOROSHI_API_URL", "CC_OTOROSHI_SSO_URL"},
 		URLStatus:  map[string]string{"url": "CC_OTOROSHI_URL"}},
 	{GVK: v("v1", "Azimutt"), FinalizerSuffix: "azimutt", ProviderID: "azimutt", Noun: "azimutt"},
@@ -160,7 +166,12 @@ func (k *Kind) AddonName(uid string) string {
 func (k *Kind) PlanFromSpec() bool { return k.FixedPlan == "" }
 
 // SpecError is a problem with the resource's spec that only the user can fix.
-type SpecError struct{ Msg string }
+type SpecError struct {
+	Msg string
+	// Reason is the condition reason to report (default InvalidSpec, or PlanNotFound where
+	// a plan is resolved).
+	Reason string
+}
 
 func (e *SpecError) Error() string { return e.Msg }
 
@@ -182,52 +193,66 @@ func (k *Kind) SpecPlan(obj *unstructured.Unstructured) string {
 	return p
 }
 
-// Options builds the create options from the spec.
+// Options builds the create options from the spec. The version is turned into the API's
+// string with VersionCode; the engine then matches it against what the provider announces
+// (Reconciler.options), and drops version and encryption on shared (DEV) plans.
 func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, error) {
 	var o clevercloud.Options
-	if k.Versions != nil {
+	if k.VersionCode != nil {
 		ver, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "options", "version")
 		if err != nil || !found {
 			return o, &SpecError{Msg: "spec.options.version is required"}
 		}
 		code, ok := toInt64(ver)
-		s, known := k.Versions[code]
-		if !ok || !known {
-			return o, &SpecError{Msg: fmt.Sprintf("spec.options.version %v is not supported for %s; use one of %s", ver, k.GVK.Kind, k.versionList())}
+		if !ok || code <= 0 {
+			return o, &SpecError{Msg: fmt.Sprintf("spec.options.version %v is not a version code of %s", ver, k.GVK.Kind)}
 		}
-		o.Version = s
+		o.Version = k.VersionCode(code)
+	}
+	if k.Operator != "" {
+		// spec.version (a version string as Clever Cloud names it, e.g. 26.2.5): chosen at
+		// creation with options.version; an unknown one is refused by the API, whose message
+		// lists the versions it offers.
+		o.Version, _, _ = unstructured.NestedString(obj.Object, "spec", "version")
 	}
 	if k.Encryption {
 		enc, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "encryption")
 		o.Encryption = fmt.Sprintf("%t", enc)
 	}
 	if k.ElasticServices {
-		kibana, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "kibana")
-		apm, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "apm")
-		type service struct {
-			Name    string `json:"name"`
-			Enabled bool   `json:"enabled"`
+		if kibana, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "kibana"); kibana {
+			o.Kibana = "true"
 		}
-		b, err := json.Marshal([]service{{"kibana", kibana}, {"apm", apm}})
-		if err != nil {
-			return o, err
+		if apm, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "apm"); apm {
+			o.APM = "true"
 		}
-		o.Services = string(b)
 	}
 	return o, nil
 }
 
-func (k *Kind) versionList() string {
-	codes := make([]int, 0, len(k.Versions))
-	for c := range k.Versions {
-		codes = append(codes, int(c))
+// majorCode: the code is the major version as the API names it (PostgreSQL 17 → "17",
+// ElasticSearch 8 → "8").
+func majorCode(code int64) string { return strconv.FormatInt(code, 10) }
+
+// minorCode: the last digit is the minor version (MySQL 84 → "8.4", 57 → "5.7").
+func minorCode(code int64) string {
+	s := strconv.FormatInt(code, 10)
+	if len(s) < 2 {
+		return s
 	}
-	sort.Ints(codes)
-	s := make([]string, len(codes))
-	for i, c := range codes {
-		s[i] = fmt.Sprint(c)
-	}
-	return strings.Join(s, ", ")
+	return s[:len(s)-1] + "." + s[len(s)-1:]
+}
+
+// digitsCode: each digit is one part (Redis 724 → "7.2.4", MongoDB 403 → "4.0.3").
+func digitsCode(code int64) string {
+	s := strconv.FormatInt(code, 10)
+	return strings.Join(strings.Split(s, ""), ".")
+}
+
+// versionCodeOf is the integer code of an API version string: its digits ("8.4" → 84).
+func versionCodeOf(v string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(v), ".", ""), 10, 64)
+	return n, err == nil
 }
 
 // Variables returns spec.variables of a ConfigProvider.

@@ -65,10 +65,18 @@ func TestOptions(t *testing.T) {
 		{"MySql", map[string]any{"options": map[string]any{"version": int64(84), "encryption": false}}, clevercloud.Options{Version: "8.4", Encryption: "false"}, ""},
 		{"MongoDb", map[string]any{"options": map[string]any{"version": int64(403), "encryption": false}}, clevercloud.Options{Version: "4.0.3", Encryption: "false"}, ""},
 		{"ElasticSearch", map[string]any{"options": map[string]any{"version": int64(8), "encryption": true, "kibana": true, "apm": false}},
-			clevercloud.Options{Version: "8", Encryption: "true", Services: `[{"name":"kibana","enabled":true},{"name":"apm","enabled":false}]`}, ""},
+			clevercloud.Options{Version: "8", Encryption: "true", Kibana: "true"}, ""},
+		{"ElasticSearch", map[string]any{"options": map[string]any{"version": int64(9), "encryption": false, "kibana": true, "apm": true}},
+			clevercloud.Options{Version: "9", Encryption: "false", Kibana: "true", APM: "true"}, ""},
+		// No version list in the operator: a code it never heard of is formatted and then
+		// matched against what the provider announces (TestMatchVersion).
+		{"PostgreSql", map[string]any{"options": map[string]any{"version": int64(19)}}, clevercloud.Options{Version: "19", Encryption: "false"}, ""},
+		{"Redis", map[string]any{"options": map[string]any{"version": int64(900), "encryption": false}}, clevercloud.Options{Version: "9.0.0", Encryption: "false"}, ""},
+		{"Keycloak", map[string]any{"version": "26.2.5"}, clevercloud.Options{Version: "26.2.5"}, ""},
+		{"Otoroshi", map[string]any{}, clevercloud.Options{}, ""},
 		{"Metabase", map[string]any{"options": map[string]any{}}, clevercloud.Options{}, ""},
 		{"Pulsar", map[string]any{}, clevercloud.Options{}, ""},
-		{"PostgreSql", map[string]any{"options": map[string]any{"version": int64(10)}}, clevercloud.Options{}, "not supported for PostgreSql; use one of 11, 12, 13, 14, 15, 16, 17, 18"},
+		{"PostgreSql", map[string]any{"options": map[string]any{"version": int64(0)}}, clevercloud.Options{}, "not a version code of PostgreSql"},
 		{"PostgreSql", map[string]any{}, clevercloud.Options{}, "spec.options.version is required"},
 	}
 	for _, c := range cases {
@@ -102,12 +110,20 @@ func TestRegion(t *testing.T) {
 
 type providersAPI struct {
 	API
-	calls atomic.Int32
-	ps    []clevercloud.Provider
+	calls  atomic.Int32
+	ps     []clevercloud.Provider
+	owners []string
 }
 
-func (p *providersAPI) ListProviders(context.Context) ([]clevercloud.Provider, error) {
+func (p *providersAPI) ListProvidersForOwner(_ context.Context, owner string) ([]clevercloud.Provider, error) {
 	p.calls.Add(1)
+	p.owners = append(p.owners, owner)
+	if owner == "orga_private" {
+		// The catalogue as that organisation sees it: its private plan too.
+		ps := append([]clevercloud.Provider(nil), p.ps...)
+		ps[0].Plans = append(append([]clevercloud.Plan(nil), ps[0].Plans...), clevercloud.Plan{ID: "plan_private", Slug: "private_xl", Name: "Private XL"})
+		return ps, nil
+	}
 	return p.ps, nil
 }
 
@@ -119,18 +135,18 @@ func TestPlanCacheResolve(t *testing.T) {
 	c := &PlanCache{}
 	ctx := context.Background()
 	for _, in := range []string{"xs_sml", "XS_SML", "XS Small Space", "plan_a"} {
-		id, err := c.Resolve(ctx, api, "k", "postgresql-addon", in)
+		id, err := c.Resolve(ctx, api, "k", "orga_1", "postgresql-addon", in)
 		if err != nil || id != "plan_a" {
 			t.Fatalf("Resolve(%q) = %q, %v", in, id, err)
 		}
 	}
-	if id, _ := c.Resolve(ctx, api, "k", "postgresql-addon", "plan_unknown"); id != "plan_unknown" {
+	if id, _ := c.Resolve(ctx, api, "k", "orga_1", "postgresql-addon", "plan_unknown"); id != "plan_unknown" {
 		t.Fatalf("plan ids pass through, got %q", id)
 	}
 	if n := api.calls.Load(); n != 1 {
 		t.Fatalf("catalogue fetched %d times, want 1 (cached)", n)
 	}
-	_, err := c.Resolve(ctx, api, "k", "postgresql-addon", "huge")
+	_, err := c.Resolve(ctx, api, "k", "orga_1", "postgresql-addon", "huge")
 	var se *SpecError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "dev (DEV), xs_sml (XS Small Space)") {
 		t.Fatalf("unknown plan: %v", err)
@@ -138,14 +154,25 @@ func TestPlanCacheResolve(t *testing.T) {
 	if n := api.calls.Load(); n != 2 {
 		t.Fatalf("an unknown plan refreshes the catalogue once: %d calls", n)
 	}
-	if _, err := c.Resolve(ctx, api, "k", "empty", "x"); !errors.As(err, &se) {
+	if _, err := c.Resolve(ctx, api, "k", "orga_1", "empty", "x"); !errors.As(err, &se) {
 		t.Fatalf("provider without plans: %v", err)
 	}
-	if _, err := c.Resolve(ctx, api, "k", "missing-provider", "x"); err == nil || errors.As(err, &se) {
+	if _, err := c.Resolve(ctx, api, "k", "orga_1", "missing-provider", "x"); err == nil || errors.As(err, &se) {
 		t.Fatalf("unknown provider must be an API-side error, got %v", err)
 	}
-	if _, err := c.Resolve(ctx, api, "other-credentials", "postgresql-addon", "dev"); err != nil || api.calls.Load() < 3 {
+	if _, err := c.Resolve(ctx, api, "other-credentials", "orga_1", "postgresql-addon", "dev"); err != nil || api.calls.Load() < 3 {
 		t.Fatalf("cache is per credential set: %v, %d calls", err, api.calls.Load())
+	}
+	// Per owner: the catalogue is asked for with the organisation, so its private plans resolve.
+	before := api.calls.Load()
+	if id, err := c.Resolve(ctx, api, "k", "orga_private", "postgresql-addon", "private_xl"); err != nil || id != "plan_private" {
+		t.Fatalf("private plan: %q, %v", id, err)
+	}
+	if api.calls.Load() != before+1 || api.owners[len(api.owners)-1] != "orga_private" {
+		t.Fatalf("the private catalogue was not asked for with its owner: %v", api.owners)
+	}
+	if _, err := c.Resolve(ctx, api, "k", "orga_1", "postgresql-addon", "private_xl"); !errors.As(err, &se) {
+		t.Fatalf("another organisation must not see the private plan: %v", err)
 	}
 }
 

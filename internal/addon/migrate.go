@@ -102,7 +102,7 @@ func (r *Reconciler) migrate(ctx context.Context, api API, key string, obj *unst
 	planID := addon.Plan.ID
 	var err error
 	if r.Kind.PlanFromSpec() {
-		if planID, err = r.Plans.Resolve(ctx, api, key, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
+		if planID, err = r.Plans.Resolve(ctx, api, key, org, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
 			var se *SpecError
 			if errors.As(err, &se) {
 				res, err := r.fail(ctx, obj, status.ReasonPlanNotFound, se.Msg, nil)
@@ -116,9 +116,18 @@ func (r *Reconciler) migrate(ctx context.Context, api API, key string, obj *unst
 	if r.Kind.RegionMigrations {
 		region, _ = r.Kind.Region(obj)
 	}
-	opts, err := r.Kind.Options(obj)
-	if err != nil {
+	if _, err := r.Kind.Options(obj); err != nil {
 		return ctrl.Result{}, false, nil
+	}
+	opts, err := r.options(ctx, api, key, org, obj, planID)
+	if err != nil {
+		var se *SpecError
+		if errors.As(err, &se) {
+			res, err := r.fail(ctx, obj, specErrorReason(se, status.ReasonInvalidSpec), se.Msg, nil)
+			return res, true, err
+		}
+		res, err := r.failAPI(ctx, obj, "reading the provider's versions", err)
+		return res, true, err
 	}
 	env, err := api.GetAddonEnv(ctx, org, addon.ID)
 	if err != nil {

@@ -71,6 +71,8 @@ type Reconciler struct {
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
+	// operatorInfo carries an operator add-on's v4 answer from credentials to publish.
+	operatorInfo sync.Map // types.UID -> *clevercloud.OperatorInfo
 	// fresh holds the resources this process put the finalizer on: no operator had touched
 	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
 	// when the live checks run again.
@@ -194,7 +196,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	addonID, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
 	og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) {
+	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -287,6 +289,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 	}
 	l := lifecycleOf(obj)
 	created := false
+	sentVersion := ""
 	addon, adopted, err := r.findAddon(ctx, api, obj, org, l)
 	if err != nil {
 		if clevercloud.IsNotFound(err) && l.bindID != "" {
@@ -306,7 +309,7 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 				setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")", r.now())
 			})
 		}
-		if addon, err = r.create(ctx, api, key, obj, org); addon == nil {
+		if addon, sentVersion, err = r.create(ctx, api, key, obj, org); addon == nil {
 			return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, err
 		}
 		created = true
@@ -321,10 +324,8 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 		_ = unstructured.SetNestedField(u.Object, addon.ID, "status", "addon")
 		_ = unstructured.SetNestedField(u.Object, addon.Plan.ID, "status", "plan")
 		setOrRemove(u, r.Kind.PublicationFor(obj).SecretName, "status", "secretName")
-		if created {
-			if opts, err := r.Kind.Options(obj); err == nil && opts.Version != "" {
-				_ = unstructured.SetNestedField(u.Object, opts.Version, "status", "version")
-			}
+		if created && sentVersion != "" && r.Kind.Operator == "" {
+			_ = unstructured.SetNestedField(u.Object, sentVersion, "status", "version")
 		}
 	}
 	if created {
@@ -334,6 +335,11 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 	}
 	if !created && r.Kind.Migrations && !l.observeOnly {
 		if res, handled, err := r.migrate(ctx, api, key, obj, org, addon); handled || err != nil {
+			return res, err
+		}
+	}
+	if !created && r.Kind.Operator != "" && !l.observeOnly && !l.paused {
+		if res, handled, err := r.operatorActions(ctx, api, obj, addon); handled || err != nil {
 			return res, err
 		}
 	}
@@ -354,19 +360,19 @@ func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructur
 
 // create resolves the plan (only needed here: an existing add-on is used as it is) and creates
 // the add-on. On failure it returns a nil add-on and the result of reporting the failure.
-func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstructured.Unstructured, org string) (*clevercloud.Addon, error) {
-	report := func(res ctrl.Result, err error) (*clevercloud.Addon, error) { return nil, err }
+// version is the version it asked for ("" when none).
+func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstructured.Unstructured, org string) (*clevercloud.Addon, string, error) {
+	report := func(res ctrl.Result, err error) (*clevercloud.Addon, string, error) { return nil, "", err }
 	region, err := r.Kind.Region(obj)
 	if err != nil {
 		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
 	}
-	options, err := r.Kind.Options(obj)
-	if err != nil {
+	if _, err := r.Kind.Options(obj); err != nil {
 		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
 	}
 	plan := r.Kind.FixedPlan
 	if r.Kind.PlanFromSpec() {
-		plan, err = r.Plans.Resolve(ctx, api, key, r.Kind.ProviderID, r.Kind.SpecPlan(obj))
+		plan, err = r.Plans.Resolve(ctx, api, key, org, r.Kind.ProviderID, r.Kind.SpecPlan(obj))
 		if err != nil {
 			var se *SpecError
 			if errors.As(err, &se) {
@@ -374,6 +380,14 @@ func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstr
 			}
 			return report(r.failAPI(ctx, obj, "resolving the plan", err))
 		}
+	}
+	options, err := r.options(ctx, api, key, org, obj, plan)
+	if err != nil {
+		var se *SpecError
+		if errors.As(err, &se) {
+			return report(r.fail(ctx, obj, specErrorReason(se, status.ReasonInvalidSpec), se.Msg, nil))
+		}
+		return report(r.failAPI(ctx, obj, "reading the provider's versions", err))
 	}
 	if prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon"); prev != "" {
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventAddonMissing, "Add-on %s no longer exists at Clever Cloud; creating a new one", prev)
@@ -385,10 +399,13 @@ func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstr
 		if clevercloud.IsBadRequest(err) {
 			return report(r.fail(ctx, obj, status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil))
 		}
+		// A create whose answer was lost (timeout, broken connection, 5xx) may have made the
+		// add-on: the next pass is not a first pass, so it looks the add-on up by name
+		// before creating again (findAddon), and never makes a second one.
 		return report(r.failAPI(ctx, obj, "creating the add-on", err))
 	}
 	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonCreated, "Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID)
-	return addon, nil
+	return addon, options.Version, nil
 }
 
 // refresh is the periodic check of a Ready resource: one API call (the add-on's env) detects
@@ -404,7 +421,7 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 		return ctrl.Result{}, false, nil
 	}
 	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-	api, _, err := r.Credentials.For(ctx, obj.GetNamespace())
+	api, key, err := r.Credentials.For(ctx, obj.GetNamespace())
 	if err != nil {
 		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 		return res, true, err
@@ -439,7 +456,13 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 	case pending != "":
 		return ctrl.Result{}, false, nil
 	}
-	if err := r.reportDrift(ctx, obj, r.versionDrift(obj, data)); err != nil {
+	var d *drift
+	if r.Kind.VersionCode != nil && !r.sharedPlanApplied(ctx, api, key, obj) {
+		// Shared (DEV, free) plans run the cluster's version, whatever the spec says: never
+		// a VersionDrift for them; operator add-ons report their version in status instead.
+		d = r.versionDrift(obj, data)
+	}
+	if err := r.reportDrift(ctx, obj, d); err != nil {
 		return ctrl.Result{}, true, err
 	}
 	res, err := r.publish(ctx, obj, addonID, realID, data)
@@ -471,7 +494,9 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
 	hash := CredentialsHash(data)
+	info := r.takeOperatorInfo(obj)
 	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setOperatorStatus(u, info)
 		for field, env := range r.Kind.URLStatus {
 			if v := data[env]; v != "" {
 				_ = unstructured.SetNestedField(u.Object, v, "status", field)
@@ -485,6 +510,7 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 			unstructured.RemoveNestedField(u.Object, "status", "binding")
 		}
 		recordCredentials(u, hash, r.now())
+		unstructured.RemoveNestedField(u.Object, "status", "credentials", "revokedKeyHash")
 		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
 		if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
 			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
@@ -553,6 +579,13 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 	}
 	name := r.Kind.AddonName(string(obj.GetUID()))
 	for i := range list {
+		if id != "" && list[i].ID == id {
+			// The organisation lists the add-on its GET said was not found: that 404 was not
+			// Clever Cloud's (proxy, wrong path, incident). Use it; never create a second one.
+			return &list[i], wasAdopted, nil
+		}
+	}
+	for i := range list {
 		if list[i].AddonName() == name {
 			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonAdopted, "Found existing add-on %s named %s; using it", list[i].ID, name)
 			return &list[i], true, nil
@@ -587,6 +620,9 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 		}
 		return want, "", nil
 	}
+	if r.Kind.Operator != "" {
+		return r.operatorCredentials(ctx, api, obj, org, addonID, realID)
+	}
 	env, err := api.GetAddonEnv(ctx, org, addonID)
 	if err != nil {
 		return nil, "", err
@@ -600,6 +636,9 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 	}
 	if missing > 0 {
 		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addonID, len(configKeys)-missing, len(configKeys)), nil
+	}
+	if staleAfterRotation(r.Kind, obj, data) {
+		return nil, fmt.Sprintf("waiting for Clever Cloud to publish the renewed credentials of add-on %s (its env still shows the revoked key)", addonID), nil
 	}
 	return data, "", nil
 }

@@ -201,6 +201,16 @@ func (r *Reconciler) rotate(ctx context.Context, obj *unstructured.Unstructured)
 		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 		return res, true, err
 	}
+	// The key in use now is revoked by the renewal. Clever Cloud's env may still show it for
+	// a while after: remember it (as a hash) so no read publishes it again (revokedKeys).
+	revoked := revokedKeyHash(r.Kind, secretStrings(src.Data))
+	if revoked != "" {
+		if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, revoked, "status", "credentials", "revokedKeyHash")
+		}); err != nil {
+			return ctrl.Result{}, true, err
+		}
+	}
 	if err := r.Kind.Renew(ctx, api, org, src.Annotations[AnnotationRealID]); err != nil {
 		res, err := r.failAPI(ctx, obj, "regenerating the add-on's credentials", err)
 		return res, true, err
@@ -211,4 +221,40 @@ func (r *Reconciler) rotate(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	res, err = r.provision(ctx, obj)
 	return res, true, err
+}
+
+// RotatedKeys are, per kind with Renew, the keys that identify the credentials a renewal
+// revokes (Cellar: the key id and secret).
+var RotatedKeys = map[string][]string{
+	"Cellar": {"CELLAR_ADDON_KEY_ID", "CELLAR_ADDON_KEY_SECRET"},
+}
+
+// revokedKeyHash is a hash of the credentials a renewal revokes ("" when there are none).
+func revokedKeyHash(k *Kind, data map[string]string) string {
+	keys := RotatedKeys[k.GVK.Kind]
+	sub := make(map[string]string, len(keys))
+	for _, key := range keys {
+		if data[key] != "" {
+			sub[key] = data[key]
+		}
+	}
+	if len(sub) == 0 {
+		return ""
+	}
+	return CredentialsHash(sub)
+}
+
+// staleAfterRotation says whether data still carries credentials a renewal revoked: such a
+// read is stale and must not be published.
+func staleAfterRotation(k *Kind, obj *unstructured.Unstructured, data map[string]string) bool {
+	revoked := credentialsField(obj, "revokedKeyHash")
+	return revoked != "" && revokedKeyHash(k, data) == revoked
+}
+
+func secretStrings(data map[string][]byte) map[string]string {
+	out := make(map[string]string, len(data))
+	for k, v := range data {
+		out[k] = string(v)
+	}
+	return out
 }

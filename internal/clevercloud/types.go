@@ -78,7 +78,14 @@ type CreateOpts struct {
 type Options struct {
 	Version    string `json:"version,omitempty"`
 	Encryption string `json:"encryption,omitempty"`
-	// Services holds a JSON document as a string (ElasticSearch kibana/apm).
+	// Kibana and APM ask for the ElasticSearch add-on's Kibana and APM services: flat option
+	// keys with the value "true", as the Terraform provider sends them
+	// (pkg/resources/database/elasticsearch/crud.go) and clever-tools' --option kibana=true
+	// (src/models/addon.js parseAddonOptions); omitted when not wanted.
+	Kibana string `json:"kibana,omitempty"`
+	APM    string `json:"apm,omitempty"`
+	// Services is no longer sent by the operator (it once carried kibana/apm as a JSON
+	// string, which the API does not read); kept for older callers.
 	Services string `json:"services,omitempty"`
 }
 

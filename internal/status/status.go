@@ -45,6 +45,16 @@ const (
 	ReasonAddonNotFound         = "AddonNotFound"
 	ReasonAddonMissing          = "AddonMissing"
 	ReasonPauseRequested        = "PauseRequested"
+	// ReasonVersionNotAvailable: the version asked for is not one Clever Cloud announces for
+	// the provider (the message lists those it does).
+	ReasonVersionNotAvailable = "VersionNotAvailable"
+	// ReasonDeletionUnconfirmed: the add-on's GET or DELETE answered 404 but no call that only
+	// the real API answers confirmed it is gone (wrong endpoint, proxy, incident); the
+	// finalizer stays until it is confirmed.
+	ReasonDeletionUnconfirmed = "DeletionUnconfirmed"
+	// ReasonDeletionDeferred: Clever Cloud refused the DELETE for now (the add-on is still
+	// being provisioned); it is retried with a growing delay.
+	ReasonDeletionDeferred = "DeletionDeferred"
 )
 
 // Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
@@ -57,6 +67,7 @@ var terminal = map[string]bool{
 	ReasonRenderFailed:          true,
 	ReasonAddonNotFound:         true,
 	ReasonAddonMissing:          true,
+	ReasonVersionNotAvailable:   true,
 }
 
 // IsTerminal says whether a reason needs the user to act.
@@ -169,7 +180,7 @@ func Ready(conds []Condition, deleting bool, generation int64) (ready Condition,
 	ready = Condition{Type: TypeReady, ObservedGeneration: generation}
 	if deleting {
 		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonDeleting, "deleting the add-on at Clever Cloud"
-		if a, ok := Find(conds, TypeAddonReady); ok && a.Reason == ReasonDeleteFailed {
+		if a, ok := Find(conds, TypeAddonReady); ok && (a.Reason == ReasonDeleteFailed || a.Reason == ReasonDeletionUnconfirmed || a.Reason == ReasonDeletionDeferred) {
 			ready.Reason, ready.Message = a.Reason, a.Message
 		}
 		return ready, false

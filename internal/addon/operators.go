@@ -1,0 +1,319 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Clever Cloud's "operator" add-ons (Keycloak, Metabase, Matomo, Otoroshi) no longer publish
+// their URLs and initial credentials as add-on environment variables: they are served by
+// GET /v4/addon-providers/addon-<name>/addons/<realId> (clever-client.js
+// src/clients/cc-api/commands/<name>/get-<name>-info-command.ts; Go SDK models/<name>.go).
+// The engine fills their Secrets from that answer under the key names they always had,
+// falling back to the v2 env only for keys the v4 answer does not give.
+
+// Annotations asking for a restart of an operator add-on: any new value is acted on once,
+// and recorded in status (lastHandledRebootAt / lastHandledRebuildAt).
+const (
+	AnnotationRebootRequestedAt  = Group + "/reboot-requested-at"
+	AnnotationRebuildRequestedAt = Group + "/rebuild-requested-at"
+)
+
+// Events and condition of the operator add-ons' actions.
+const (
+	EventAddonRebooted    = "AddonRebooted"
+	EventAddonRebuilt     = "AddonRebuilt"
+	EventVersionUpdated   = "VersionUpdated"
+	TypeVersionUpdate     = "VersionUpdate"
+	ReasonVersionUpdated  = "VersionUpdated"
+	ReasonVersionUpToDate = "VersionUpToDate"
+)
+
+// operatorKey is one Secret key of an operator add-on and where v4 has its value.
+type operatorKey struct {
+	key string
+	get func(*clevercloud.OperatorInfo) string
+}
+
+func accessURL(i *clevercloud.OperatorInfo) string { return i.AccessURL }
+
+func initialUser(i *clevercloud.OperatorInfo) string {
+	if i.InitialCredentials == nil {
+		return ""
+	}
+	return i.InitialCredentials.User
+}
+
+func initialPassword(i *clevercloud.OperatorInfo) string {
+	if i.InitialCredentials == nil {
+		return ""
+	}
+	return i.InitialCredentials.Password
+}
+
+func otoroshiAPI(f func(*clevercloud.OtoroshiAPI) string) func(*clevercloud.OperatorInfo) string {
+	return func(i *clevercloud.OperatorInfo) string {
+		if i.API == nil {
+			return ""
+		}
+		return f(i.API)
+	}
+}
+
+// operatorKeys maps each operator add-on's Secret keys (the names its v2 env used) to the v4
+// field holding the value; a nil get means only the env has it. The Keycloak admin console
+// is Keycloak's /admin path of the access URL. Otoroshi's management API client id and
+// secret are api.user and api.secret, which the Terraform provider publishes as
+// CC_OTOROSHI_API_CLIENT_ID / CC_OTOROSHI_API_CLIENT_SECRET
+// (pkg/resources/addon/otoroshi/crud.go).
+var operatorKeys = map[string][]operatorKey{
+	"addon-metabase": {{"METABASE_URL", accessURL}},
+	"addon-matomo":   {{"MATOMO_URL", accessURL}},
+	"addon-keycloak": {
+		{"CC_KEYCLOAK_URL", accessURL},
+		{"CC_KEYCLOAK_ADMIN_URL", func(i *clevercloud.OperatorInfo) string {
+			if i.AccessURL == "" {
+				return ""
+			}
+			return strings.TrimRight(i.AccessURL, "/") + "/admin"
+		}},
+		{"CC_KEYCLOAK_ADMIN", initialUser},
+		{"CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD", initialPassword},
+		{"CC_KEYCLOAK_JAVA_APPID", func(i *clevercloud.OperatorInfo) string { return i.Resources.Entrypoint }},
+		{"CC_KEYCLOAK_FSBUCKET_ID", func(i *clevercloud.OperatorInfo) string { return i.Resources.FsbucketID }},
+		{"CC_KEYCLOAK_POSTGRES_ID", func(i *clevercloud.OperatorInfo) string { return i.Resources.PgsqlID }},
+	},
+	"addon-otoroshi": {
+		{"CC_OTOROSHI_URL", accessURL},
+		{"CC_OTOROSHI_API_URL", otoroshiAPI(func(a *clevercloud.OtoroshiAPI) string { return a.URL })},
+		{"CC_OTOROSHI_API_CLIENT_ID", otoroshiAPI(func(a *clevercloud.OtoroshiAPI) string { return a.User })},
+		{"CC_OTOROSHI_API_CLIENT_SECRET", otoroshiAPI(func(a *clevercloud.OtoroshiAPI) string { return a.Secret })},
+		{"CC_OTOROSHI_INITIAL_ADMIN_LOGIN", initialUser},
+		{"CC_OTOROSHI_INITIAL_ADMIN_PASSWORD", initialPassword},
+		{"CC_OTOROSHI_SSO_URL", nil},
+	},
+}
+
+// operatorRequired are the keys without which the add-on is not provisioned yet (Ready waits
+// for them, not for the v2 configKeys, which these add-ons no longer publish).
+var operatorRequired = map[string][]string{
+	"addon-metabase": {"METABASE_URL"},
+	"addon-matomo":   {"MATOMO_URL"},
+	"addon-keycloak": {"CC_KEYCLOAK_URL", "CC_KEYCLOAK_ADMIN", "CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD"},
+	"addon-otoroshi": {"CC_OTOROSHI_URL", "CC_OTOROSHI_INITIAL_ADMIN_LOGIN", "CC_OTOROSHI_INITIAL_ADMIN_PASSWORD"},
+}
+
+// operatorData merges the v4 answer and the v2 env into the Secret data: for each of the
+// kind's keys the v4 field, else the same name in v4's envVars, else the v2 env. Other v2
+// variables are kept as they are (an add-on that still publishes them keeps its Secret).
+// missing lists the required keys that have no value yet.
+func operatorData(segment string, info *clevercloud.OperatorInfo, env map[string]string) (data map[string]string, missing []string) {
+	data = make(map[string]string, len(env)+8)
+	for k, v := range env {
+		data[k] = v
+	}
+	for _, ok := range operatorKeys[segment] {
+		v := ""
+		if ok.get != nil && info != nil {
+			v = ok.get(info)
+		}
+		if v == "" && info != nil {
+			v = info.EnvVars[ok.key]
+		}
+		if v == "" {
+			v = env[ok.key]
+		}
+		if v != "" {
+			data[ok.key] = v
+		}
+	}
+	for _, k := range operatorRequired[segment] {
+		if data[k] == "" {
+			missing = append(missing, k)
+		}
+	}
+	return data, missing
+}
+
+// operatorCredentials reads the v4 answer and the v2 env of an operator add-on. pending is
+// set while Clever Cloud has not served what the Secret needs yet (v4 answers 404 for an
+// add-on it is still creating).
+func (r *Reconciler) operatorCredentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string) (map[string]string, string, error) {
+	info, err := api.GetOperator(ctx, r.Kind.Operator, realID)
+	switch {
+	case clevercloud.IsNotFound(err):
+		info = nil
+	case err != nil:
+		return nil, "", err
+	}
+	env, err := api.GetAddonEnv(ctx, org, addonID)
+	if err != nil {
+		return nil, "", err
+	}
+	data, missing := operatorData(r.Kind.Operator, info, envToMap(env))
+	if info == nil {
+		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (GET /v4/addon-providers/%s/addons/%s does not answer yet)", addonID, r.Kind.Operator, realID), nil
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (not served yet: %s)", addonID, strings.Join(missing, ", ")), nil
+	}
+	r.operatorInfo.Store(obj.GetUID(), info)
+	return data, "", nil
+}
+
+// takeOperatorInfo returns (and forgets) the v4 answer read in this pass, if any.
+func (r *Reconciler) takeOperatorInfo(obj *unstructured.Unstructured) *clevercloud.OperatorInfo {
+	v, ok := r.operatorInfo.LoadAndDelete(obj.GetUID())
+	if !ok {
+		return nil
+	}
+	return v.(*clevercloud.OperatorInfo)
+}
+
+// setOperatorStatus records the non-secret facts of a v4 answer (nil: nothing to record).
+func setOperatorStatus(u *unstructured.Unstructured, info *clevercloud.OperatorInfo) {
+	if info == nil {
+		return
+	}
+	setOrRemove(u, info.Version, "status", "version")
+	setOrRemove(u, info.AccessURL, "status", "accessUrl")
+	if len(info.AvailableVersions) > 0 {
+		vs := make([]any, len(info.AvailableVersions))
+		for i, s := range info.AvailableVersions {
+			vs[i] = s
+		}
+		_ = unstructured.SetNestedSlice(u.Object, vs, "status", "availableVersions")
+	} else {
+		unstructured.RemoveNestedField(u.Object, "status", "availableVersions")
+	}
+}
+
+// operatorActionsPending says whether a reboot/rebuild annotation or spec.version asks for
+// something not done yet (the pass then goes to the API even when nothing else changed).
+func operatorActionsPending(k *Kind, obj *unstructured.Unstructured) bool {
+	if k.Operator == "" {
+		return false
+	}
+	ann := obj.GetAnnotations()
+	for a, field := range map[string]string{AnnotationRebootRequestedAt: "lastHandledRebootAt", AnnotationRebuildRequestedAt: "lastHandledRebuildAt"} {
+		if v := ann[a]; v != "" {
+			if handled, _, _ := unstructured.NestedString(obj.Object, "status", field); handled != v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// operatorActions acts on an existing operator add-on: the reboot/rebuild annotations (once
+// per value) and spec.version (upgrade through POST …/version/update once the target is one
+// Clever Cloud offers). handled is true when the pass must stop here.
+func (r *Reconciler) operatorActions(ctx context.Context, api API, obj *unstructured.Unstructured, addon *clevercloud.Addon) (ctrl.Result, bool, error) {
+	ann := obj.GetAnnotations()
+	for _, act := range []struct {
+		annotation, field, event, verb string
+		call                           func(context.Context, string, string) error
+	}{
+		{AnnotationRebootRequestedAt, "lastHandledRebootAt", EventAddonRebooted, "reboot", api.RebootOperator},
+		{AnnotationRebuildRequestedAt, "lastHandledRebuildAt", EventAddonRebuilt, "rebuild", api.RebuildOperator},
+	} {
+		req := ann[act.annotation]
+		if handled, _, _ := unstructured.NestedString(obj.Object, "status", act.field); req == "" || handled == req {
+			continue
+		}
+		if err := act.call(ctx, r.Kind.Operator, addon.RealID); err != nil {
+			res, err := r.failAPI(ctx, obj, "asking Clever Cloud to "+act.verb+" the add-on", err)
+			return res, true, err
+		}
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, act.event, "Clever Cloud was asked to %s add-on %s (annotation %s=%q)", act.verb, addon.ID, act.annotation, req)
+		if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, req, "status", act.field)
+		}); err != nil {
+			return ctrl.Result{}, true, err
+		}
+	}
+	want, _, _ := unstructured.NestedString(obj.Object, "spec", "version")
+	if want == "" {
+		return ctrl.Result{}, false, nil
+	}
+	info, err := api.GetOperator(ctx, r.Kind.Operator, addon.RealID)
+	if clevercloud.IsNotFound(err) {
+		return ctrl.Result{}, false, nil // still being created: credentials() reports it
+	}
+	if err != nil {
+		res, err := r.failAPI(ctx, obj, "reading the add-on's version", err)
+		return res, true, err
+	}
+	if info.Version == want || sameVersion(want, info.Version) {
+		return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, ReasonVersionUpToDate, fmt.Sprintf("add-on runs version %s as asked in spec.version", info.Version), "")
+	}
+	done, _, _ := unstructured.NestedString(obj.Object, "status", "lastVersionUpdate")
+	target := fmt.Sprintf("%s@%d", want, obj.GetGeneration())
+	if done == target {
+		return ctrl.Result{}, false, nil // asked already for this generation; wait for it
+	}
+	allowed := slices.Clone(info.AvailableVersions)
+	check, cerr := api.CheckOperatorVersion(ctx, r.Kind.Operator, addon.RealID)
+	switch {
+	case cerr == nil:
+		allowed = append(allowed, check.Available...)
+	case clevercloud.IsNotFound(cerr):
+		// Matomo offers no version update (clever-client.js has no command for it).
+		if len(allowed) == 0 {
+			return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+				fmt.Sprintf("Clever Cloud offers no version change for %s add-ons; spec.version %s is not applied (it runs %s)", r.Kind.GVK.Kind, want, info.Version), corev1.EventTypeWarning)
+		}
+	default:
+		res, err := r.failAPI(ctx, obj, "checking the add-on's versions", cerr)
+		return res, true, err
+	}
+	slices.Sort(allowed)
+	allowed = slices.Compact(allowed)
+	if !slices.Contains(allowed, want) {
+		return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+			fmt.Sprintf("spec.version %s is not offered by Clever Cloud for this %s add-on; available: %s (it runs %s)", want, r.Kind.Noun, strings.Join(allowed, ", "), info.Version), corev1.EventTypeWarning)
+	}
+	updated, err := api.UpdateOperatorVersion(ctx, r.Kind.Operator, addon.RealID, want)
+	if err != nil {
+		if clevercloud.IsBadRequest(err) {
+			return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+				fmt.Sprintf("Clever Cloud refused to move the add-on to version %s: %s", want, apiMessage(err)), corev1.EventTypeWarning)
+		}
+		res, err := r.failAPI(ctx, obj, "updating the add-on's version", err)
+		return res, true, err
+	}
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventVersionUpdated, "Clever Cloud was asked to move add-on %s from version %s to %s", addon.ID, info.Version, want)
+	if updated != nil && updated.Version != "" {
+		info.Version = updated.Version
+	}
+	return ctrl.Result{}, false, r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, target, "status", "lastVersionUpdate")
+		_ = unstructured.SetNestedField(u.Object, info.Version, "status", "version")
+		setCondition(u, TypeVersionUpdate, metav1.ConditionTrue, ReasonVersionUpdated, fmt.Sprintf("version update from %s to %s requested", info.Version, want), r.now())
+	})
+}
+
+// versionCondition sets the VersionUpdate condition, with an event of eventType when it
+// changes (none when eventType is empty).
+func (r *Reconciler) versionCondition(ctx context.Context, obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg, eventType string) error {
+	old, _ := status.Find(status.Conditions(obj), TypeVersionUpdate)
+	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+		setCondition(u, TypeVersionUpdate, s, reason, msg, r.now())
+	}); err != nil {
+		return err
+	}
+	if eventType != "" && (old.Reason != reason || old.Message != msg) {
+		r.Recorder.Event(obj, eventType, reason, msg)
+	}
+	return nil
+}

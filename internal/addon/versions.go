@@ -1,0 +1,88 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// options returns the options to create the add-on with (or migrate it to) for planID:
+//   - on a shared plan (DEV, free) the version and encryption are left out: Clever Cloud
+//     ignores them there (the version is the shared cluster's), so asking would only fail or
+//     report drift that is not;
+//   - otherwise the version code is matched against the versions the provider announces at
+//     GET /v4/addon-providers/{id} (cached): a version it does not announce is a SpecError
+//     (reason VersionNotAvailable) naming those it does. No version list is built into the
+//     operator or its CRDs. A provider that announces nothing is sent the code as formatted
+//     by the kind; the API then validates it (a refusal is reported with its message).
+func (r *Reconciler) options(ctx context.Context, api API, key, org string, obj *unstructured.Unstructured, planID string) (clevercloud.Options, error) {
+	o, err := r.Kind.Options(obj)
+	if err != nil || r.Kind.VersionCode == nil {
+		return o, err
+	}
+	if pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID); ok && SharedPlan(pl) {
+		o.Version, o.Encryption = "", ""
+		return o, nil
+	}
+	info, err := r.Plans.ProviderInfo(ctx, api, key, r.Kind.ProviderID)
+	if err != nil {
+		if clevercloud.IsRetryable(err) || clevercloud.IsThrottled(err) {
+			return o, err
+		}
+		return o, nil
+	}
+	v, err := matchVersion(r.Kind, o.Version, info)
+	o.Version = v
+	return o, err
+}
+
+// matchVersion finds the announced version whose digits are the spec's code ("8.4" for 84,
+// "7.2.4" for 724, "17" for 17).
+func matchVersion(k *Kind, want string, info *clevercloud.ProviderInfo) (string, error) {
+	announced := info.Versions()
+	if len(announced) == 0 || want == "" {
+		return want, nil
+	}
+	code, _ := versionCodeOf(want)
+	codes := make([]string, 0, len(announced))
+	for _, a := range announced {
+		c, ok := versionCodeOf(a)
+		if ok && c == code {
+			return a, nil
+		}
+		if ok {
+			codes = append(codes, fmt.Sprintf("%d (%s)", c, a))
+		} else {
+			codes = append(codes, a)
+		}
+	}
+	return want, &SpecError{Reason: status.ReasonVersionNotAvailable, Msg: fmt.Sprintf(
+		"spec.options.version %d (%s) is not offered by Clever Cloud for %s; available: %s (as announced by GET /v4/addon-providers/%s)",
+		code, want, k.ProviderID, strings.Join(codes, ", "), k.ProviderID)}
+}
+
+// sharedPlanApplied says whether the add-on's plan (status.plan) is a shared one, whose
+// version and encryption Clever Cloud does not take from the spec: no VersionDrift is
+// reported for it.
+func (r *Reconciler) sharedPlanApplied(ctx context.Context, api API, key string, obj *unstructured.Unstructured) bool {
+	planID, _, _ := unstructured.NestedString(obj.Object, "status", "plan")
+	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
+	if planID == "" || r.Plans == nil {
+		return false
+	}
+	pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID)
+	return ok && SharedPlan(pl)
+}
+
+// specErrorReason is the condition reason of a SpecError (InvalidSpec unless it names one).
+func specErrorReason(se *SpecError, def string) string {
+	if se.Reason != "" {
+		return se.Reason
+	}
+	return def
+}
