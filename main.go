@@ -6,9 +6,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -52,7 +55,7 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "clever-operator: "+err.Error())
 		os.Exit(1)
 	}
@@ -64,7 +67,9 @@ type flags struct {
 	watchNamespace                    string
 	watchesFile                       string
 	configFile                        string
+	cleverToolsFile                   string
 	check                             bool
+	expiryWarning                     time.Duration
 	leaderNS                          string
 	deletionPolicy                    string
 	onMissing                         string
@@ -117,12 +122,16 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.api.ConsumerKey, config.FlagConsumerKey, "", "OAuth1 consumer key (env CLEVER_OPERATOR_API_CONSUMER_KEY)")
 	fs.StringVar(&f.api.ConsumerSecret, config.FlagConsumerSecret, "", "OAuth1 consumer secret (prefer env CLEVER_OPERATOR_API_CONSUMER_SECRET)")
 	fs.StringVar(&f.api.BearerToken, config.FlagBearerToken, "", "API token for bearer authentication (prefer env CLEVER_OPERATOR_API_BEARER_TOKEN)")
+	fs.StringVar(&f.api.BridgeEndpoint, config.FlagBridgeEndpoint, "", "API bridge base URL, where bearer tokens are sent (env CLEVER_OPERATOR_API_BRIDGE_ENDPOINT; default "+config.DefaultBridgeEndpoint+")")
+	fs.StringVar(&f.api.TokenExpiration, config.FlagTokenExpiration, "", "when the token expires (RFC 3339 or YYYY-MM-DD), for the expiry warning (env CLEVER_OPERATOR_API_TOKEN_EXPIRATION)")
+	fs.StringVar(&f.cleverToolsFile, config.FlagCleverToolsConfig, "", "clever-tools login file (clever-tools.json) to take the credentials from (env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG; default: "+strings.Join(config.DefaultCleverToolsPaths, ", ")+" when it exists)")
+	fs.DurationVar(&f.expiryWarning, "credentials-expiry-warning", operator.DefaultCredentialsExpiryWarning, "warn (Warning events, log) this long before known credentials expire; 0 or less: never")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
 	return f, zopts, fs
 }
 
-func run(args []string) error {
+func run(args []string, stdout io.Writer) error {
 	f, zopts, err := parseFlags(args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -137,10 +146,10 @@ func run(args []string) error {
 		return fmt.Errorf("--on-addon-missing must be recreate or report, not %q", f.onMissing)
 	}
 	if f.version {
-		fmt.Println("clever-operator " + version)
+		fmt.Fprintln(stdout, "clever-operator "+version)
 		return nil
 	}
-	cfg, err := config.Load(config.LoadOptions{ConfigFile: f.configFile, Flags: f.api})
+	cfg, err := config.Load(config.LoadOptions{ConfigFile: f.configFile, Flags: f.api, CleverToolsFile: f.cleverToolsFile})
 	if err != nil {
 		return err
 	}
@@ -148,12 +157,17 @@ func run(args []string) error {
 		return err
 	}
 	if f.check {
-		fmt.Printf("clever-operator configuration is healthy! (%s credentials, endpoint %s, from %s)\n",
-			cfg.API.Mode(), endpointOf(cfg.API), strings.Join(cfg.Sources, ", "))
-		return nil
+		return checkAPI(context.Background(), cfg, stdout)
 	}
 	ctrl.SetLogger(logging.Capped(zap.New(zap.UseFlagOptions(zopts)), logging.MaxVerbosity))
 	log := ctrl.Log.WithName("setup")
+	for _, n := range cfg.API.Notes() {
+		log.Info(n)
+	}
+	warn := f.expiryWarning
+	if warn <= 0 {
+		warn = -1
+	}
 
 	ws, err := watches.Load(f.watchesFile)
 	if err != nil {
@@ -182,10 +196,12 @@ func run(args []string) error {
 		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
+		CredentialsExpiryWarning: warn, Pod: podRef(),
 	}); err != nil {
 		return err
 	}
-	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", endpointOf(cfg.API), "credentials", cfg.API.Mode())
+	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", cfg.API.RequestEndpoint(), "credentials", cfg.API.Mode(),
+		"sources", strings.Join(cfg.Sources, ", "))
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
@@ -207,12 +223,112 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func endpointOf(c config.APIConfig) string {
-	if c.Endpoint != "" {
-		return c.Endpoint
+// podRef is the operator's Pod as namespace/name/uid, from the downward API variables
+// the manifests set (POD_NAMESPACE, POD_NAME, POD_UID); "" outside a Pod.
+func podRef() string {
+	ns, name := os.Getenv("POD_NAMESPACE"), os.Getenv("POD_NAME")
+	if ns == "" || name == "" {
+		return ""
 	}
-	if c.Mode() == "bearer" {
-		return clevercloud.DefaultBearerEndpoint
+	return ns + "/" + name + "/" + os.Getenv("POD_UID")
+}
+
+// checkTimeout bounds --check's API calls.
+const checkTimeout = 30 * time.Second
+
+// checkAPI proves the configuration (--check): GET /v2/self and GET /v2/organisations
+// through the client the engine would use (bearer tokens through the bridge), then prints
+// who the credentials are and which organisations they reach. A wrong base or path
+// (404) and refused credentials (401/403) fail with one line saying what to change.
+func checkAPI(ctx context.Context, cfg config.Config, out io.Writer) error {
+	api := cfg.API
+	ep := api.RequestEndpoint()
+	c, err := operator.NewAPIClient(api, operator.ClientOptions{RateLimit: -1, Timeout: 15 * time.Second, MaxRetries: 1})
+	if err != nil {
+		return err
 	}
-	return clevercloud.DefaultEndpoint
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	self, err := c.Self(ctx)
+	if err != nil {
+		return explainCheck(api, ep, "GET /v2/self", err)
+	}
+	orgs, err := c.Organisations(ctx)
+	if err != nil {
+		return explainCheck(api, ep, "GET /v2/organisations", err)
+	}
+	how := api.Mode()
+	switch {
+	case api.Mode() == config.ModeBearer:
+		how = "bearer token, through the API bridge"
+	default:
+		if _, _, published := api.Consumer(); published {
+			how = "OAuth1 token + secret, signed with clever-tools' published consumer"
+		} else {
+			how = "OAuth1 token + secret, signed with your OAuth consumer"
+		}
+	}
+	fmt.Fprintln(out, "clever-operator configuration is healthy!")
+	fmt.Fprintf(out, "  credentials:   %s (from %s)\n", how, strings.Join(cfg.Sources, ", "))
+	fmt.Fprintf(out, "  endpoint:      %s (GET /v2/self answered)\n", ep)
+	who := self.ID
+	if self.Name != "" {
+		who += " " + self.Name
+	}
+	if self.Email != "" {
+		who += " <" + self.Email + ">"
+	}
+	fmt.Fprintf(out, "  user:          %s\n", who)
+	fmt.Fprintf(out, "  organisations: %d\n", len(orgs))
+	for _, o := range orgs {
+		fmt.Fprintf(out, "    %s  %s\n", o.ID, o.Name)
+	}
+	if exp, from, ok := api.Expiry(); ok {
+		left := time.Until(exp)
+		state := fmt.Sprintf("in %d days", int(left.Hours()/24))
+		if left <= 0 {
+			state = "EXPIRED"
+		}
+		fmt.Fprintf(out, "  expires:       %s (%s, from %s)\n", exp.UTC().Format(time.RFC3339), state, from)
+	}
+	return nil
+}
+
+// explainCheck turns a failed --check call into one line naming what to change.
+func explainCheck(api config.APIConfig, ep, call string, err error) error {
+	var ae *clevercloud.APIError
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("cannot use the Clever Cloud API at %s: %s failed: %w", ep, call, err)
+	}
+	switch ae.StatusCode {
+	case 404:
+		return fmt.Errorf("endpoint %s does not serve the Clever Cloud API: %s answered 404 (did you mean %s?)", ep, call, suggestEndpoint(api, ep))
+	case 401, 403:
+		hint := "check the token, secret and consumer pair, and that the token is not expired or revoked"
+		switch {
+		case api.Mode() == config.ModeBearer:
+			hint = "API tokens are accepted by the API bridge only (api.bridge-endpoint, default " + config.DefaultBridgeEndpoint + "); check that the token is not expired or revoked"
+		case func() bool { _, _, p := api.Consumer(); return p }():
+			hint = "token + secret are signed with clever-tools' published OAuth consumer, right for `clever login` tokens; a token made for your own OAuth consumer needs api.consumer-key and api.consumer-secret; check that the token is not expired or revoked"
+		}
+		return fmt.Errorf("credentials refused by %s: %s answered %d (%s)", ep, call, ae.StatusCode, hint)
+	}
+	return fmt.Errorf("cannot use the Clever Cloud API at %s: %w", ep, err)
+}
+
+// suggestEndpoint proposes the base to try after a 404: the same host without its path,
+// else Clever Cloud's public host for the credentials' mode.
+func suggestEndpoint(api config.APIConfig, ep string) string {
+	if u, err := url.Parse(ep); err == nil && strings.Trim(u.Path, "/") != "" {
+		u.Path, u.RawPath = "", ""
+		return u.String()
+	}
+	def := config.DefaultEndpoint
+	if api.Mode() == config.ModeBearer {
+		def = config.DefaultBridgeEndpoint
+	}
+	if ep != def {
+		return def
+	}
+	return def + " with no path"
 }

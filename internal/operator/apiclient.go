@@ -12,6 +12,8 @@ type ClientOptions struct {
 	RateLimit float64       // requests/s per credential set; 0 = client default
 	Timeout   time.Duration // per attempt; 0 = client default
 	Metrics   *clevercloud.Metrics
+	// MaxRetries: 0 = client default, negative = no retry.
+	MaxRetries int
 }
 
 // Credentials converts a configuration into the client's credentials: the bearer token
@@ -35,5 +37,6 @@ func NewAPIClient(c config.APIConfig, o ClientOptions) (*clevercloud.Client, err
 		RateLimit:   o.RateLimit,
 		Timeout:     o.Timeout,
 		Metrics:     o.Metrics,
+		MaxRetries:  o.MaxRetries,
 	})
 }
