@@ -10,8 +10,11 @@ import (
 )
 
 var (
-	addonKeys    = []string{"id", "name", "realId", "region", "provider", "plan", "creationDate", "configKeys"}
-	providerKeys = []string{"id", "name", "website", "supportEmail", "googlePlusName", "twitterName", "analyticsId", "shortDesc", "longDesc", "logoUrl", "status", "openInNewTab", "canUpgrade", "regions", "plans"}
+	addonKeys = []string{"id", "name", "realId", "region", "provider", "plan", "creationDate", "configKeys"}
+	// Addon.provider is the OpenAPI AddonProviderInfoView; catalogue items
+	// (AddonProviderInfoFullView) add "plans" and "features".
+	providerKeys = []string{"id", "name", "website", "supportEmail", "googlePlusName", "twitterName", "analyticsId", "shortDesc", "longDesc", "logoUrl", "status", "openInNewTab", "canUpgrade", "regions"}
+	catalogKeys  = append(slices.Clone(providerKeys), "plans", "features")
 	planKeys     = []string{"id", "name", "slug", "price", "price_id", "features", "zones"}
 	featureKeys  = []string{"name", "type", "value", "computable_value", "name_code"}
 )
@@ -26,7 +29,10 @@ func TestProvidersShape(t *testing.T) {
 	r.decode(t, &raw)
 	var ids []string
 	for _, p := range raw {
-		wantKeys(t, "provider", p, providerKeys...)
+		wantKeys(t, "provider", p, catalogKeys...)
+		for _, f := range p["features"].([]any) {
+			wantKeys(t, "provider feature", f.(map[string]any), "name", "type", "name_code")
+		}
 		ids = append(ids, p["id"].(string))
 		plans := p["plans"].([]any)
 		if len(plans) == 0 {

@@ -364,6 +364,16 @@ func newCatalog() *catalog {
 				Zones:    slices.Clone(zones),
 			})
 		}
+		k.provider.Features = []ProviderFeatureView{}
+		seen := map[string]bool{}
+		for _, pl := range k.provider.Plans {
+			for _, f := range pl.Features {
+				if !seen[f.Name] {
+					seen[f.Name] = true
+					k.provider.Features = append(k.provider.Features, ProviderFeatureView{Name: f.Name, Type: f.Type, NameCode: f.NameCode})
+				}
+			}
+		}
 		for i := range k.provider.Plans {
 			pl := &k.provider.Plans[i]
 			if _, dup := k.planByID[pl.ID]; dup {
@@ -532,7 +542,24 @@ func cloneProvider(pr Provider, withPlans bool) Provider {
 			out.Plans = append(out.Plans, clonePlan(pl))
 		}
 	}
+	out.Features = []ProviderFeatureView{}
+	for _, f := range pr.Features {
+		if f.NameCode != nil {
+			f.NameCode = strp(*f.NameCode)
+		}
+		out.Features = append(out.Features, f)
+	}
 	return out
+}
+
+// addonProvider is the provider as Addon.provider shows it (no plans, no features).
+func addonProvider(pr Provider) AddonProvider {
+	return AddonProvider{
+		ID: pr.ID, Name: pr.Name, Website: pr.Website, SupportEmail: pr.SupportEmail,
+		GooglePlusName: pr.GooglePlusName, TwitterName: pr.TwitterName, AnalyticsID: pr.AnalyticsID,
+		ShortDesc: pr.ShortDesc, LongDesc: pr.LongDesc, LogoURL: pr.LogoURL, Status: pr.Status,
+		OpenInNewTab: pr.OpenInNewTab, CanUpgrade: pr.CanUpgrade, Regions: nonNil(slices.Clone(pr.Regions)),
+	}
 }
 
 func cloneAddon(a Addon) Addon {
@@ -540,7 +567,7 @@ func cloneAddon(a Addon) Addon {
 	if a.Name != nil {
 		out.Name = strp(*a.Name)
 	}
-	out.Provider = cloneProvider(a.Provider, true)
+	out.Provider.Regions = nonNil(slices.Clone(a.Provider.Regions))
 	out.Plan = clonePlan(a.Plan)
 	out.ConfigKeys = nonNil(slices.Clone(a.ConfigKeys))
 	return out

@@ -686,7 +686,7 @@ func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, p
 		Name:         name,
 		RealID:       realID,
 		Region:       body.Region,
-		Provider:     cloneProvider(k.provider, false),
+		Provider:     addonProvider(k.provider),
 		Plan:         clonePlan(*plan),
 		CreationDate: uint64(now.UnixMilli()),
 		ConfigKeys:   varNames(rec.env),

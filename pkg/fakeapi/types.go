@@ -11,9 +11,11 @@ import (
 // as a mismatch in internal/clevercloud/contract_test.go, not be copied here.
 // Go field names are kept stable for the tests that use the accessors.
 
-// Provider is an add-on provider: GET /v2/products/addonproviders items and
-// Addon.provider (Rust SDK src/v2/addon.rs Provider; clever-client.js
-// addon-provider-transform.ts).
+// Provider is an item of GET /v2/products/addonproviders: the v2 OpenAPI
+// AddonProviderInfoFullView (krezreb/openapi-client-clevercloud
+// docs/AddonProviderInfoFullView.md), i.e. AddonProvider plus "plans" and
+// "features" (clever-client.js addon-provider-transform.ts
+// transformAddonProviderFull reads both; Rust SDK src/v2/addon.rs Provider).
 type Provider struct {
 	ID             string   `json:"id"`
 	Name           string   `json:"name"`
@@ -30,6 +32,35 @@ type Provider struct {
 	CanUpgrade     bool     `json:"canUpgrade"`
 	Regions        []string `json:"regions"`
 	Plans          []Plan   `json:"plans"`
+	// Features describes the plan features' names and types.
+	Features []ProviderFeatureView `json:"features"`
+}
+
+// ProviderFeatureView is an item of Provider.features (OpenAPI
+// AddonFeatureView: name, type, name_code).
+type ProviderFeatureView struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	NameCode *string `json:"name_code"`
+}
+
+// AddonProvider is Addon.provider: the v2 OpenAPI AddonProviderInfoView
+// (docs/AddonProviderInfoView.md, AddonView.md), without plans or features.
+type AddonProvider struct {
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	Website        string   `json:"website"`
+	SupportEmail   string   `json:"supportEmail"`
+	GooglePlusName string   `json:"googlePlusName"`
+	TwitterName    string   `json:"twitterName"`
+	AnalyticsID    string   `json:"analyticsId"`
+	ShortDesc      string   `json:"shortDesc"`
+	LongDesc       string   `json:"longDesc"`
+	LogoURL        string   `json:"logoUrl"`
+	Status         string   `json:"status"`
+	OpenInNewTab   bool     `json:"openInNewTab"`
+	CanUpgrade     bool     `json:"canUpgrade"`
+	Regions        []string `json:"regions"`
 }
 
 // Plan is one plan of a provider (Rust SDK Plan; clever-components fixture
@@ -56,14 +87,14 @@ type PlanFeature struct {
 // Addon is an add-on: GET/POST /v2/organisations/{ownerId}/addons[/{addonId}]
 // (Rust SDK src/v2/addon.rs Addon; clever-client.js addon-transform.ts).
 type Addon struct {
-	ID           string   `json:"id"`
-	Name         *string  `json:"name"`
-	RealID       string   `json:"realId"`
-	Region       string   `json:"region"`
-	Provider     Provider `json:"provider"`
-	Plan         Plan     `json:"plan"`
-	CreationDate uint64   `json:"creationDate"`
-	ConfigKeys   []string `json:"configKeys"`
+	ID           string        `json:"id"`
+	Name         *string       `json:"name"`
+	RealID       string        `json:"realId"`
+	Region       string        `json:"region"`
+	Provider     AddonProvider `json:"provider"`
+	Plan         Plan          `json:"plan"`
+	CreationDate uint64        `json:"creationDate"`
+	ConfigKeys   []string      `json:"configKeys"`
 }
 
 // AddonName returns the add-on's name, or "" when it has none.
