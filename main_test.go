@@ -75,6 +75,7 @@ func cleanEnv(t *testing.T) {
 		t.Setenv("CLEVER_OPERATOR_API_"+k, "")
 	}
 	t.Setenv("CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG", "")
+	t.Setenv("clever-tools.json", "")
 	for _, k := range []string{"CLEVER_TOKEN", "CLEVER_SECRET", "CC_OAUTH_TOKEN", "CC_OAUTH_SECRET", "CC_CONSUMER_KEY", "CC_CONSUMER_SECRET",
 		"CLEVER_API_TOKEN", "CC_API_TOKEN", "CLEVER_API_HOST", "CLEVER_AUTH_BRIDGE_HOST"} {
 		t.Setenv(k, "")

@@ -281,3 +281,14 @@ func TestCleverToolsSearchPaths(t *testing.T) {
 		t.Fatalf("%s, %v, %q", describe(cfg.API), err, cfg.Sources)
 	}
 }
+
+func TestCleverToolsFromEnvFrom(t *testing.T) {
+	cfg, err := Load(LoadOptions{SearchPaths: []string{}, CleverToolsSearchPaths: []string{}, Env: mapEnv(map[string]string{CleverToolsFileName: cleverTools4})})
+	if err != nil || cfg.API.Token != "p1-token" || fmt.Sprint(cfg.Sources) != "[env clever-tools.json]" {
+		t.Fatalf("%s, %v, %q", describe(cfg.API), err, cfg.Sources)
+	}
+	_, err = Load(LoadOptions{SearchPaths: []string{}, CleverToolsSearchPaths: []string{}, Env: mapEnv(map[string]string{CleverToolsFileName: `{"token":"sekrit"}`})})
+	if err == nil || strings.Contains(err.Error(), "sekrit") || !strings.Contains(err.Error(), "environment variable clever-tools.json") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -31,7 +31,9 @@ type LoadOptions struct {
 	// CleverToolsFile (--clever-tools-config, env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG) is a
 	// clever-tools login file (clever-tools.json) read after the configuration files:
 	// its active profile's credentials and host overrides, below every environment
-	// variable and flag. It must exist and parse.
+	// variable and flag. It must exist and parse. Without it, the content of an
+	// environment variable named "clever-tools.json" (envFrom a Secret holding that key) is
+	// used, else the first existing file of CleverToolsSearchPaths.
 	CleverToolsFile string
 	// CleverToolsSearchPaths are read, first existing one only, when neither
 	// CleverToolsFile nor CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG is set; missing files are
@@ -187,7 +189,21 @@ func Load(opts LoadOptions) (Config, error) {
 	if ctFile == "" {
 		ctFile = strings.TrimSpace(env(EnvCleverToolsConfig))
 	}
+	ctContent := ""
 	if ctFile == "" {
+		// envFrom of a Secret made with --from-file=clever-tools.json=… gives a variable of
+		// that name holding the file (Kubernetes ≥ 1.32 accepts such names; older ones skip
+		// the key with an event).
+		ctContent = strings.TrimSpace(env(CleverToolsFileName))
+	}
+	if ctContent != "" {
+		api, err := ParseCleverTools([]byte(ctContent))
+		if err != nil {
+			return Config{}, fmt.Errorf("environment variable %s: %w", CleverToolsFileName, err)
+		}
+		cfg.API = Merge(cfg.API, api)
+		cfg.Sources = append(cfg.Sources, "env "+CleverToolsFileName)
+	} else if ctFile == "" {
 		search := opts.CleverToolsSearchPaths
 		if search == nil {
 			search = DefaultCleverToolsPaths
