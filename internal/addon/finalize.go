@@ -145,10 +145,10 @@ func deletionRefused(err error) bool {
 	return false
 }
 
-// deletionBackoff grows with the time the resource has waited for its deletion: 5 s, up to
+// deletionBackoff grows with the time the resource has waited for its deletion: 1 s, up to
 // 5 min, so a refused or unconfirmed deletion is retried without an error loop.
 func deletionBackoff(waited time.Duration) time.Duration {
-	return min(max(waited/2, 5*time.Second), 5*time.Minute)
+	return min(max(waited/2, time.Second), 5*time.Minute)
 }
 
 func (r *Reconciler) deletionWait(obj *unstructured.Unstructured) time.Duration {

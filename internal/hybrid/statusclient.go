@@ -17,10 +17,12 @@ import (
 
 // engineOwned are the status fields the engine writes; the Helm reconciler's status writes
 // would erase them (it rebuilds status as {conditions, deployedRelease}).
-var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials"}
+var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials",
+	// The v4 facts and handled actions of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
+	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted", "Synced"}
+var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted", "Synced", addon.TypeVersionUpdate}
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
 // rendered manifest (it contains the credentials), replaces Helm's Paused condition by the
