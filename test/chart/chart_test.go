@@ -177,6 +177,7 @@ var _ = Describe("helm template", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("credentials: the operator needs Clever Cloud API credentials"))
 		Expect(out).To(ContainSubstring("--set credentials.existingSecret=NAME"))
+		Expect(out).To(ContainSubstring("--set credentials.cleverToolsSecret=NAME"))
 		Expect(out).To(ContainSubstring("--set credentials.create=true"))
 	})
 
@@ -187,14 +188,30 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("fails when created credentials are incomplete", func() {
-		args := []string{"--set", "credentials.create=true", "--set-string", "credentials.token=t", "--set-string", "credentials.secret=s"}
+		args := []string{"--set", "credentials.create=true", "--set-string", "credentials.token=t", "--set-string", "credentials.secret=s", "--set-string", "credentials.consumerKey=k"}
 		out, err := helmTemplate(args...)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("/credentials/bearerToken"))
 		out, err = helmTemplate(append(args, "--skip-schema-validation")...)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("credentials.create=true needs credentials.bearerToken"))
-		Expect(out).To(ContainSubstring("or all four of credentials.token, credentials.secret, credentials.consumerKey and credentials.consumerSecret"))
+		Expect(out).To(ContainSubstring("or credentials.token and credentials.secret (with both credentials.consumerKey and credentials.consumerSecret, or neither for clever-tools' published consumer)"))
+	})
+
+	It("accepts a token and secret alone (clever-tools' published consumer) and a clever-tools.json Secret alone", func() {
+		objs := decode(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=t", "--set-string", "credentials.secret=s"))
+		secret := &corev1.Secret{}
+		toTyped(findOne(objs, "Secret", credentialsSecret), secret)
+		Expect(secret.Data).To(Equal(map[string][]byte{"CLEVER_OPERATOR_API_TOKEN": []byte("t"), "CLEVER_OPERATOR_API_SECRET": []byte("s")}))
+
+		d := deployment(decode(mustTemplate("--set", "credentials.cleverToolsSecret=clever-tools-login",
+			"--set", "credentials.bridgeEndpoint=https://bridge.example.test")))
+		c := d.Spec.Template.Spec.Containers[0]
+		Expect(c.EnvFrom).To(BeEmpty())
+		Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "CLEVER_OPERATOR_API_BRIDGE_ENDPOINT", Value: "https://bridge.example.test"}))
+		Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "clever-tools", MountPath: "/etc/clever-operator/clever-tools", ReadOnly: true}))
+		Expect(d.Spec.Template.Spec.Volumes).To(ContainElement(corev1.Volume{Name: "clever-tools", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: "clever-tools-login", Items: []corev1.KeyToPath{{Key: "clever-tools.json", Path: "clever-tools.json"}}}}}))
 	})
 
 	It("accepts a lone token, which the operator reads as a bearer token", func() {

@@ -72,6 +72,8 @@ CLEVER_OPERATOR_API_CONSUMER_KEY: consumerKey
 CLEVER_OPERATOR_API_CONSUMER_SECRET: consumerSecret
 CLEVER_OPERATOR_API_BEARER_TOKEN: bearerToken
 CLEVER_OPERATOR_API_ENDPOINT: endpoint
+CLEVER_OPERATOR_API_BRIDGE_ENDPOINT: bridgeEndpoint
+CLEVER_OPERATOR_API_TOKEN_EXPIRATION: tokenExpiration
 {{- end }}
 
 {{/*
@@ -91,12 +93,15 @@ saying what to set when the credentials values are incomplete or contradictory.
 {{- $consumerSecret := trim (toString (default "" $c.consumerSecret)) }}
 {{- /* A lone token is a bearer token, as in the operator's configuration. */}}
 {{- $bearer := or (trim (toString (default "" $c.bearerToken))) (and $token (not (or $secret $consumerKey $consumerSecret))) }}
-{{- $oauth1 := and $token $secret $consumerKey $consumerSecret }}
+{{- /* Token and secret, with both consumer values or neither (clever-tools' published pair). */}}
+{{- $oauth1 := and $token $secret (eq (not $consumerKey) (not $consumerSecret)) }}
 {{- if not (or $bearer $oauth1) }}
-{{- fail "credentials: credentials.create=true needs credentials.bearerToken (or credentials.token alone, read as a bearer token like the Rust operator did), or all four of credentials.token, credentials.secret, credentials.consumerKey and credentials.consumerSecret (pass them with --set-string or a values file)" }}
+{{- fail "credentials: credentials.create=true needs credentials.bearerToken (or credentials.token alone, read as a bearer token like the Rust operator did), or credentials.token and credentials.secret (with both credentials.consumerKey and credentials.consumerSecret, or neither for clever-tools' published consumer) (pass them with --set-string or a values file)" }}
 {{- end }}
 {{- include "clever-operator.suffixedName" (list . "credentials") }}
+{{- else if $c.cleverToolsSecret }}
+{{- /* Credentials from clever-tools' login file only: no environment Secret. */}}
 {{- else }}
-{{- fail "credentials: the operator needs Clever Cloud API credentials. Either name a Secret you created in the release namespace (--set credentials.existingSecret=NAME; keys CLEVER_OPERATOR_API_BEARER_TOKEN, or CLEVER_OPERATOR_API_TOKEN, CLEVER_OPERATOR_API_SECRET, CLEVER_OPERATOR_API_CONSUMER_KEY and CLEVER_OPERATOR_API_CONSUMER_SECRET), or let the chart create one (--set credentials.create=true with credentials.bearerToken, or credentials.token, credentials.secret, credentials.consumerKey and credentials.consumerSecret)" }}
+{{- fail "credentials: the operator needs Clever Cloud API credentials. Either name a Secret you created in the release namespace (--set credentials.existingSecret=NAME; keys CLEVER_OPERATOR_API_BEARER_TOKEN, or CLEVER_OPERATOR_API_TOKEN and CLEVER_OPERATOR_API_SECRET, optionally CLEVER_OPERATOR_API_CONSUMER_KEY and CLEVER_OPERATOR_API_CONSUMER_SECRET), or a Secret made from clever-tools' login file (--set credentials.cleverToolsSecret=NAME; key clever-tools.json), or let the chart create one (--set credentials.create=true with credentials.bearerToken, or credentials.token and credentials.secret)" }}
 {{- end }}
 {{- end }}
