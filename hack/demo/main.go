@@ -109,6 +109,9 @@ func run() error {
 	if !allReady(rows) {
 		return fmt.Errorf("not every resource became Ready within %s; see %s", *timeout, logPath)
 	}
+	if err := showKeycloak(ctx, k8s, fake); err != nil {
+		return err
+	}
 
 	interactive := isTerminal(os.Stdin)
 	if *exitAfter || (!interactive && !*keep) {
@@ -209,4 +212,42 @@ func envOr(k, d string) string {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// showKeycloak prints what the operator published for the Keycloak sample: Clever Cloud serves
+// its URL and initial admin credentials only at v4 (its v2 env is empty, as the fake serves it
+// by default, like the real API today). The password is never printed.
+func showKeycloak(ctx context.Context, k8s client.Client, fake *fakeapi.Server) error {
+	kc := &unstructured.Unstructured{}
+	kc.SetAPIVersion("api.clever-cloud.com/v1")
+	kc.SetKind("Keycloak")
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keycloak"}, kc); err != nil {
+		return fmt.Errorf("reading the Keycloak sample: %w", err)
+	}
+	addonID, _, _ := unstructured.NestedString(kc.Object, "status", "addon")
+	sec := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keycloak-secrets"}, sec); err != nil {
+		return fmt.Errorf("reading Secret keycloak-secrets: %w", err)
+	}
+	v4 := map[string]any{}
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			if a.ID == addonID {
+				v4, _ = fake.OperatorAddon(a.RealID)
+			}
+		}
+	}
+	creds, _ := v4["initialCredentials"].(map[string]any)
+	fmt.Printf("\nKeycloak %s (from GET /v4/addon-providers/addon-keycloak/addons/<realId>; its v2 env has %d variables):\n", addonID, len(fake.Env(addonID)))
+	fmt.Printf("  CC_KEYCLOAK_URL   = %s   (v4 accessUrl: %v)\n", sec.Data["CC_KEYCLOAK_URL"], v4["accessUrl"])
+	fmt.Printf("  CC_KEYCLOAK_ADMIN = %s   (v4 initialCredentials.user: %v)\n", sec.Data["CC_KEYCLOAK_ADMIN"], creds["user"])
+	fmt.Printf("  CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD: %d characters in Secret keycloak-secrets (not shown)\n", len(sec.Data["CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD"]))
+	ver, _, _ := unstructured.NestedString(kc.Object, "status", "version")
+	avail, _, _ := unstructured.NestedStringSlice(kc.Object, "status", "availableVersions")
+	fmt.Printf("  status.version = %s, status.availableVersions = %s\n", ver, strings.Join(avail, ", "))
+	if len(sec.Data["CC_KEYCLOAK_URL"]) == 0 || string(sec.Data["CC_KEYCLOAK_URL"]) != fmt.Sprint(v4["accessUrl"]) ||
+		string(sec.Data["CC_KEYCLOAK_ADMIN"]) != fmt.Sprint(creds["user"]) {
+		return errors.New("the Keycloak Secret does not hold the URL and admin user Clever Cloud serves at v4")
+	}
+	return nil
 }

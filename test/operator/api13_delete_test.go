@@ -102,6 +102,7 @@ var _ = Describe("api13 deletion", func() {
 		Eventually(readyOf(mb), 60*time.Second).Should(Equal("True/Provisioned"))
 		Expect(slow.Addons(orgOf(ns))).To(HaveLen(1))
 		Expect(slow.CountsFor(orgOf(ns))["POST /v2/organisations/{ownerId}/addons"]).To(Equal(1), "the create that timed out was not sent again")
+		Expect(eventsByName(ns, mb.GetName())).To(ContainElement("Warning ApiUnavailable"), "the first create did time out at the client")
 		Expect(secretData(secret(ns, "metabase-secrets"))).To(HaveKey("METABASE_URL"))
 		Expect(k8s.Delete(ctx, mb)).To(Succeed())
 		Eventually(func() bool { return get(mb) == nil }, 30*time.Second).Should(BeTrue())
