@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,5 +61,95 @@ func TestBindFailure(t *testing.T) {
 	}
 	if _, err := os.Stat(ready); err == nil {
 		t.Fatal("ready file written on bind failure")
+	}
+}
+
+func TestParseNewFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--bridge-listen", "127.0.0.1:0", "--bearer-on-api-host", "--legacy-operator-env", "--create-delay", "2s",
+		"--organisation", "orga_a,orga_b", "--private-plan", "orga_a:postgresql-addon:xxl_custom", "--consumer-key=", "--consumer-secret="}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.bridgeListen != "127.0.0.1:0" || !c.opts.BearerOnAPIHost || !c.opts.LegacyOperatorEnv || c.opts.CreateDelay != 2*time.Second ||
+		strings.Join(c.opts.Organisations, ",") != "orga_a,orga_b" || len(c.privatePlans.values) != 1 {
+		t.Fatalf("parsed: %+v", c)
+	}
+	if cr := c.opts.Credentials; len(cr) != 1 || cr[0].ConsumerKey != "" || cr[0].Token != defaultToken {
+		t.Fatalf("token-only credential: %+v", cr)
+	}
+	for _, bad := range [][]string{{"--create-delay", "-1s"}, {"--organisation", "user_x"}, {"--private-plan", "orga_a:pg"}} {
+		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v: want error", bad)
+		}
+	}
+}
+
+func TestPrintEnvBridge(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"--print-env", "--listen", "127.0.0.1:9000", "--bridge-listen", ":9001"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "export CLEVER_OPERATOR_API_BRIDGE_ENDPOINT='http://127.0.0.1:9001'") {
+		t.Fatalf("no bridge endpoint in\n%s", out.String())
+	}
+}
+
+// TestServeBothHosts runs the binary's server on free ports and checks each
+// host accepts only its own scheme.
+func TestServeBothHosts(t *testing.T) {
+	dir := t.TempDir()
+	apiReady, bridgeReady := filepath.Join(dir, "api"), filepath.Join(dir, "bridge")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runContext(ctx, []string{"--listen", "127.0.0.1:0", "--ready-file", apiReady, "--bridge-listen", "127.0.0.1:0",
+			"--bridge-ready-file", bridgeReady, "--bearer-token", "bt", "--log-level", "error",
+			"--private-plan", "orga_a:postgresql-addon:xxl_custom"}, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	read := func(path string) string {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, err := os.ReadFile(path); err == nil {
+				return "http://" + strings.TrimSpace(string(b))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("no ready file %s", path)
+		return ""
+	}
+	api, bridge := read(apiReady), read(bridgeReady)
+	get := func(base, auth string) int {
+		req, _ := http.NewRequest("GET", base+"/v2/products/addonproviders?orgaId=orga_a", nil)
+		req.Header.Set("Authorization", auth)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode == 200 && !strings.Contains(string(body), `"slug":"xxl_custom"`) {
+			t.Errorf("private plan not listed for orga_a")
+		}
+		return res.StatusCode
+	}
+	plaintext := `OAuth oauth_consumer_key="fake-consumer-key", oauth_token="fake-token", oauth_signature_method="PLAINTEXT", oauth_signature="fake-consumer-secret%26fake-secret"`
+	for _, tc := range []struct {
+		name, base, auth string
+		want             int
+	}{
+		{"bearer on the bridge", bridge, "Bearer bt", 200},
+		{"bearer on the API host", api, "Bearer bt", 401},
+		{"OAuth1 on the API host", api, plaintext, 200},
+		{"OAuth1 on the bridge", bridge, plaintext, 401},
+	} {
+		if got := get(tc.base, tc.auth); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
