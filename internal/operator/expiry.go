@@ -56,7 +56,7 @@ func expiryGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
 	return g
 }
 
-// expiryWatcher checks, at start and hourly, the expiry of the operator's credentials and
+// expiryWatcher checks, at start, hourly and when an override Secret is added or changed, the expiry of the operator's credentials and
 // of every per-namespace override Secret, sets the metric, and sends a Warning event at
 // most once a day per object while the expiry is within the warning window (or past):
 // on the override Secret for a namespace's credentials (seen by the namespace's owners
@@ -74,13 +74,22 @@ type expiryWatcher struct {
 
 	warned map[string]time.Time   // object key → last event
 	set    map[[2]string]struct{} // label pairs this watcher set
+	kick   chan struct{}          // an override Secret was added or changed
+}
+
+// changed asks for a check soon (an override Secret was added or changed); never blocks.
+func (w *expiryWatcher) changed() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
 }
 
 func newExpiryWatcher(o Options, overrides *overrideSecrets, recorder record.EventRecorder) *expiryWatcher {
 	w := &expiryWatcher{
 		global: o.API, secrets: overrides.list, recorder: recorder, gauge: expiryGauge(o.Registerer),
 		warn: o.CredentialsExpiryWarning, log: o.Log.WithName("credentials"), now: time.Now,
-		warned: map[string]time.Time{}, set: map[[2]string]struct{}{},
+		warned: map[string]time.Time{}, set: map[[2]string]struct{}{}, kick: make(chan struct{}, 1),
 	}
 	if w.warn == 0 {
 		w.warn = DefaultCredentialsExpiryWarning
@@ -104,6 +113,17 @@ func (w *expiryWatcher) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-w.kick:
+			// Let a burst of Secret events (the initial sync) settle into one check.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			select {
+			case <-w.kick:
+			default:
+			}
 		}
 	}
 }

@@ -160,7 +160,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
 		}
 	}
-	if err := mgr.Add(newExpiryWatcher(o, overrides, mgr.GetEventRecorderFor("clever-operator"))); err != nil {
+	expiry := newExpiryWatcher(o, overrides, recorder)
+	if err := overrides.onChange(context.Background(), expiry.changed); err != nil {
+		return err
+	}
+	if err := mgr.Add(expiry); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,6 +83,30 @@ func (o *overrideSecrets) list(ctx context.Context) []corev1.Secret {
 		}
 	}
 	return out
+}
+
+// onChange calls fn (which must not block) whenever an override Secret is added or changed.
+func (o *overrideSecrets) onChange(ctx context.Context, fn func()) error {
+	if o == nil {
+		return nil
+	}
+	for _, name := range addon.OverrideSecretNames {
+		c, ok := o.byName[name]
+		if !ok {
+			continue
+		}
+		inf, err := c.GetInformer(ctx, &corev1.Secret{})
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { fn() },
+			UpdateFunc: func(any, any) { fn() },
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // List is not used.
