@@ -1,6 +1,7 @@
 // Package config loads the operator's Clever Cloud API configuration: the API
-// endpoint and the credentials (OAuth1 token/secret/consumer pair, or a bearer
-// token).
+// endpoint, the bridge endpoint (for bearer tokens) and the credentials (OAuth1
+// token and secret, with an own consumer pair or clever-tools' published one; or a
+// bearer API token), and when they expire.
 //
 // # Sources and precedence
 //
@@ -9,8 +10,19 @@
 //  1. command-line flags (LoadOptions.Flags; --api-token, --api-secret, ...);
 //  2. environment variables (CLEVER_OPERATOR_API_ENDPOINT, CLEVER_OPERATOR_API_TOKEN,
 //     CLEVER_OPERATOR_API_SECRET, CLEVER_OPERATOR_API_CONSUMER_KEY,
-//     CLEVER_OPERATOR_API_CONSUMER_SECRET, CLEVER_OPERATOR_API_BEARER_TOKEN);
-//  3. configuration files.
+//     CLEVER_OPERATOR_API_CONSUMER_SECRET, CLEVER_OPERATOR_API_BEARER_TOKEN,
+//     CLEVER_OPERATOR_API_BRIDGE_ENDPOINT, CLEVER_OPERATOR_API_TOKEN_EXPIRATION);
+//  3. the names Clever Cloud's own clients read (see envAliases: CLEVER_TOKEN +
+//     CLEVER_SECRET, CC_OAUTH_TOKEN + CC_OAUTH_SECRET, CC_CONSUMER_KEY,
+//     CC_CONSUMER_SECRET, CLEVER_API_TOKEN, CC_API_TOKEN, CLEVER_API_HOST,
+//     CLEVER_AUTH_BRIDGE_HOST);
+//  4. clever-tools' login file (LoadOptions.CleverToolsFile, CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG,
+//     a variable named clever-tools.json holding it, or DefaultCleverToolsPaths; see
+//     ParseCleverTools);
+//  5. configuration files.
+//
+// Endpoints are normalised (NormalizeEndpoint): "…/v2", "…/v4", "…/" and "…" are the
+// same base. Bearer tokens are sent to the bridge (APIConfig.RequestEndpoint).
 //
 // An empty (or whitespace-only) value never overrides a non-empty one, whatever
 // its source, and surrounding whitespace is removed from every value (a Secret
@@ -37,7 +49,9 @@
 //	secret          = "..."
 //	consumer-key    = "..."
 //	consumer-secret = "..."
-//	bearer-token    = "..."   # alternative to the four OAuth1 values
+//	bearer-token    = "..."   # alternative to the OAuth1 values
+//	bridge-endpoint = "https://api-bridge.clever-cloud.com"  # optional
+//	token-expiration = "2027-01-31"  # optional, RFC 3339 or YYYY-MM-DD
 //
 // The camelCase spellings consumerKey, consumerSecret and bearerToken are
 // accepted too (the Rust operator's Helm chart wrote camelCase keys, which that
@@ -49,9 +63,10 @@
 //
 // # Per-namespace override
 //
-// ParseDocument parses the `config` key of a per-namespace override Secret
-// (named clever-operator or clever-kubernetes-operator): TOML, YAML or JSON, or
-// base64 of one of them (the Rust operator's form). ApplyOverride combines it with
+// ParseOverrideSecret reads a per-namespace override Secret (named clever-operator or
+// clever-kubernetes-operator): its `config` key through ParseDocument (TOML, YAML or
+// JSON, or base64 of one of them, the Rust operator's form) and/or its
+// `clever-tools.json` key through ParseCleverTools. ApplyOverride combines it with
 // the operator's own configuration without ever sending the operator's
 // credentials to an endpoint chosen by the namespace.
 //
