@@ -75,7 +75,7 @@ func otoroshiAPI(f func(*clevercloud.OtoroshiAPI) string) func(*clevercloud.Oper
 // is Keycloak's /admin path of the access URL. Otoroshi's management API client id and
 // secret are api.user and api.secret, which the Terraform provider publishes as
 // CC_OTOROSHI_API_CLIENT_ID / CC_OTOROSHI_API_CLIENT_SECRET
-// (pkg/resources/addon/otoroshi/crud.go).
+// (pkg/resources/software/otoroshi/crud.go).
 var operatorKeys = map[string][]operatorKey{
 	"addon-metabase": {{"METABASE_URL", accessURL}},
 	"addon-matomo":   {{"MATOMO_URL", accessURL}},
