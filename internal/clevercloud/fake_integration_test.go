@@ -1079,3 +1079,181 @@ func fromFakeVars(in []fakeapi.Variable) []clevercloud.Variable {
 	}
 	return out
 }
+
+// ---- the real API of today (issue #13), client against fake ----
+
+// Both copies of clever-tools' consumer pair (the client's and the fake's,
+// each copied from clever-tools src/config/config.js) agree, and a token +
+// secret without a consumer is accepted end to end.
+func TestFakeIntegrationTokenAndSecretOnly(t *testing.T) {
+	if clevercloud.CleverToolsConsumerKey != fakeapi.CleverToolsConsumerKey || clevercloud.CleverToolsConsumerSecret != fakeapi.CleverToolsConsumerSecret {
+		t.Fatal("the client's and the fake's copies of clever-tools' consumer pair differ")
+	}
+	user := fakeapi.Credential{Token: "it-user-token", Secret: "it user secret/&="}
+	fake, url, _ := startFake(t, fakeapi.Options{Credentials: []fakeapi.Credential{user}})
+	ctx := ctxFor(t, 10*time.Second)
+	c := newITClient(t, url, clevercloud.Credentials{Token: user.Token, Secret: user.Secret}, nil)
+	self, err := c.Self(ctx)
+	if err != nil || self.ID != fake.Self().ID {
+		t.Fatalf("Self with token + secret only: %v, %v", self, err)
+	}
+	orgs, err := c.Organisations(ctx)
+	if err != nil || len(orgs) == 0 || orgs[0].ID != self.ID {
+		t.Fatalf("Organisations = %+v, %v; want the personal entry first", orgs, err)
+	}
+	// Another consumer with the same token is refused.
+	other := newITClient(t, url, clevercloud.Credentials{ConsumerKey: "k", ConsumerSecret: "s", Token: user.Token, Secret: user.Secret}, nil)
+	if _, err := other.Self(ctx); !clevercloud.IsUnauthorized(err) {
+		t.Fatalf("own consumer against a token-only fake: %v, want 401", err)
+	}
+}
+
+func TestFakeIntegrationOperatorsAtV4(t *testing.T) {
+	fake, url, cred := startFake(t, fakeapi.Options{})
+	ctx := ctxFor(t, 20*time.Second)
+	c := newITClient(t, url, clientCreds(cred), nil)
+	kinds := []struct{ provider, slug, segment string }{
+		{"keycloak", "base", "addon-keycloak"}, {"metabase", "base", "addon-metabase"},
+		{"addon-matomo", "beta", "addon-matomo"}, {"otoroshi", "base", "addon-otoroshi"},
+	}
+	for _, k := range kinds {
+		t.Run(k.provider, func(t *testing.T) {
+			a, err := c.CreateAddon(ctx, itOwner, clevercloud.CreateOpts{Name: "it-" + k.provider, Region: "par", ProviderID: k.provider, Plan: fake.PlanID(k.provider, k.slug)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := c.GetAddonEnv(ctx, itOwner, a.ID)
+			if err != nil || len(env) != 0 || len(a.ConfigKeys) != 0 {
+				t.Fatalf("v2 env = %v (%v), configKeys %v; want both empty", env, err, a.ConfigKeys)
+			}
+			info, err := c.GetOperator(ctx, k.segment, a.RealID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			served, _ := fake.OperatorAddon(a.RealID)
+			if info.ResourceID != a.RealID || info.AddonID != a.ID || info.AccessURL == "" || info.AccessURL != served["accessUrl"] {
+				t.Fatalf("info = %+v", info)
+			}
+			hasCreds := k.provider == "keycloak" || k.provider == "otoroshi"
+			if (info.InitialCredentials != nil) != hasCreds || (hasCreds && info.InitialCredentials.Password == "") {
+				t.Fatalf("initialCredentials = %+v", info.InitialCredentials)
+			}
+			if (info.API != nil) != (k.provider == "otoroshi") {
+				t.Fatalf("api = %+v", info.API)
+			}
+			if _, err := c.GetOperator(ctx, k.segment, a.ID); !clevercloud.IsNotFound(err) {
+				t.Fatalf("GetOperator by addon_ id: %v, want 404", err)
+			}
+			if err := c.RebootOperator(ctx, k.segment, a.RealID); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.RebuildOperator(ctx, k.segment, a.RealID); err != nil {
+				t.Fatal(err)
+			}
+			if calls := fake.OperatorCalls(a.RealID); calls["reboot"] != 1 || calls["rebuild"] != 1 {
+				t.Fatalf("OperatorCalls = %v", calls)
+			}
+			vc, err := c.CheckOperatorVersion(ctx, k.segment, a.RealID)
+			if k.provider == "addon-matomo" {
+				if !clevercloud.IsNotFound(err) {
+					t.Fatalf("Matomo version check: %v, want 404 (no such endpoint)", err)
+				}
+				return
+			}
+			if err != nil || vc.Installed != info.Version || vc.Latest == "" {
+				t.Fatalf("version check = %+v, %v", vc, err)
+			}
+			target := info.AvailableVersions[0]
+			up, err := c.UpdateOperatorVersion(ctx, k.segment, a.RealID, target)
+			if err != nil || up.Version != target {
+				t.Fatalf("update to %s = %+v, %v", target, up, err)
+			}
+			if _, err := c.UpdateOperatorVersion(ctx, k.segment, a.RealID, "0.0.0-nope"); err == nil {
+				t.Fatal("update to an unknown version succeeded")
+			}
+		})
+	}
+}
+
+func TestFakeIntegrationDeleteWhileProvisioning(t *testing.T) {
+	const delay = 600 * time.Millisecond
+	fake, url, cred := startFake(t, fakeapi.Options{ProvisioningDelay: delay})
+	ctx := ctxFor(t, 10*time.Second)
+	c := newITClient(t, url, clientCreds(cred), func(cfg *clevercloud.Config) { cfg.MaxRetries = -1 })
+	a, err := c.CreateAddon(ctx, itOwner, clevercloud.CreateOpts{Name: "it-provisioning", Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.DeleteAddon(ctx, itOwner, a.ID)
+	if ae := asAPIError(t, err); ae.StatusCode != http.StatusConflict || clevercloud.IsNotFound(err) {
+		t.Fatalf("delete while provisioning: %v, want 409 (and not a 404)", err)
+	}
+	if len(fake.Addons(itOwner)) != 1 {
+		t.Fatal("the refused delete removed the add-on")
+	}
+	time.Sleep(delay)
+	if err := c.DeleteAddon(ctx, itOwner, a.ID); err != nil {
+		t.Fatalf("delete once provisioned (200 + JSON): %v", err)
+	}
+	if len(fake.Addons(itOwner)) != 0 {
+		t.Fatal("add-on still there")
+	}
+}
+
+func TestFakeIntegrationSlowCreate(t *testing.T) {
+	fake, url, cred := startFake(t, fakeapi.Options{CreateDelay: 1500 * time.Millisecond})
+	ctx := ctxFor(t, 10*time.Second)
+	c := newITClient(t, url, clientCreds(cred), func(cfg *clevercloud.Config) { cfg.Timeout = 300 * time.Millisecond })
+	name := "it-slow-create"
+	_, err := c.CreateAddon(ctx, itOwner, clevercloud.CreateOpts{Name: name, Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono")})
+	if err == nil {
+		t.Fatal("create answered within the client timeout")
+	}
+	list, err := c.ListAddons(ctx, itOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].AddonName() != name {
+		t.Fatalf("after a timed-out create the list is %+v; want the add-on, found by name", list)
+	}
+	if n := fake.CountsFor(itOwner)["POST /v2/organisations/{ownerId}/addons"]; n != 1 {
+		t.Fatalf("%d creates reached the fake, want 1 (a create is never retried blindly)", n)
+	}
+}
+
+func TestFakeIntegrationPrivatePlansAndOptions(t *testing.T) {
+	fake, url, cred := startFake(t, fakeapi.Options{})
+	ctx := ctxFor(t, 10*time.Second)
+	c := newITClient(t, url, clientCreds(cred), nil)
+	planID := fake.AddPrivatePlan(itOwner, "es-addon", "xl_private")
+	public, err := c.ListProviders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := c.ListProvidersForOwner(ctx, itOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(ps []clevercloud.Provider) bool {
+		for _, p := range ps {
+			for _, pl := range p.Plans {
+				if pl.ID == planID {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if has(public) || !has(mine) {
+		t.Fatalf("private plan listed publicly: %v, for the owner: %v", has(public), has(mine))
+	}
+	a, err := c.CreateAddon(ctx, itOwner, clevercloud.CreateOpts{Name: "it-es", Region: "par", ProviderID: "es-addon", Plan: planID,
+		Options: clevercloud.Options{Version: "8", Kibana: "true", APM: "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fake.CreateOptions(a.ID)
+	if got["kibana"] != "true" || got["apm"] != "true" || got["version"] != "8" || got["services"] != nil {
+		t.Fatalf("options that reached the API = %v; want flat kibana/apm keys", got)
+	}
+}
