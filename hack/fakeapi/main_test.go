@@ -66,11 +66,11 @@ func TestBindFailure(t *testing.T) {
 
 func TestParseNewFlags(t *testing.T) {
 	c, err := parseFlags([]string{"--bridge-listen", "127.0.0.1:0", "--bearer-on-api-host", "--legacy-operator-env", "--create-delay", "2s",
-		"--organisation", "orga_a,orga_b", "--private-plan", "orga_a:postgresql-addon:xxl_custom", "--consumer-key=", "--consumer-secret="}, &bytes.Buffer{})
+		"--organisation", "orga_a,orga_b", "--private-plan", "orga_a:postgresql-addon:xxl_custom", "--consumer-key=", "--consumer-secret=", "--delete-during-provisioning"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.bridgeListen != "127.0.0.1:0" || !c.opts.BearerOnAPIHost || !c.opts.LegacyOperatorEnv || c.opts.CreateDelay != 2*time.Second ||
+	if c.bridgeListen != "127.0.0.1:0" || !c.opts.BearerOnAPIHost || !c.opts.DeleteDuringProvisioning || !c.opts.LegacyOperatorEnv || c.opts.CreateDelay != 2*time.Second ||
 		strings.Join(c.opts.Organisations, ",") != "orga_a,orga_b" || len(c.privatePlans.values) != 1 {
 		t.Fatalf("parsed: %+v", c)
 	}

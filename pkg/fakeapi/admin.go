@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,11 @@ import (
 //	GET    /admin/migrations/fail      {"count":n,"message":"…"} failures still to inject
 //	PUT    /admin/migrations/fail      {"count":n,"message":"…"}: the next n migrations fail
 //	DELETE /admin/migrations/fail      cancel them
+//	GET    /admin/counts/owners/{ownerId}       CountsFor(ownerId)
+//	GET    /admin/addons/{addonId}/options      the create request's options, as sent (CreateOptions)
+//	GET    /admin/operators/{realId}            {"info": <v4 answer>, "calls": {"reboot": n, …}}
+//	POST   /admin/private-plans                 {"owner","providerId","slug"} -> {"planId"} (AddPrivatePlan)
+//	PUT    /admin/providers/{providerId}/versions  {"versions":[…],"default":"…"} (SetProviderVersions)
 func (s *Server) adminRoutes() {
 	m := s.admin
 	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +137,82 @@ func (s *Server) adminRoutes() {
 	m.HandleFunc("DELETE /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
 		s.FailNextMigrations(0, "")
 		w.WriteHeader(http.StatusNoContent)
+	})
+	m.HandleFunc("GET /admin/counts/owners/{ownerId}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.CountsFor(r.PathValue("ownerId")))
+	})
+	m.HandleFunc("GET /admin/addons/{addonId}/options", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("addonId")
+		s.mu.Lock()
+		known := s.find(id) != nil
+		s.mu.Unlock()
+		if !known {
+			addonNotFound(w)
+			return
+		}
+		opts := s.CreateOptions(id)
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		writeJSON(w, http.StatusOK, opts)
+	})
+	m.HandleFunc("GET /admin/operators/{realId}", func(w http.ResponseWriter, r *http.Request) {
+		info, ok := s.OperatorAddon(r.PathValue("realId"))
+		if !ok {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"info": info, "calls": s.OperatorCalls(r.PathValue("realId"))})
+	})
+	m.HandleFunc("POST /admin/private-plans", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readObjectBody(w, r)
+		if !ok {
+			return
+		}
+		var in struct {
+			Owner      string `json:"owner"`
+			ProviderID string `json:"providerId"`
+			Slug       string `json:"slug"`
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			return
+		}
+		if !validOwner(in.Owner) {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, "owner: not an owner id (orga_… or user_…)")
+			return
+		}
+		id := s.AddPrivatePlan(in.Owner, in.ProviderID, in.Slug)
+		if id == "" {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, "unknown provider or empty slug")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"planId": id})
+	})
+	m.HandleFunc("PUT /admin/providers/{providerId}/versions", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readObjectBody(w, r)
+		if !ok {
+			return
+		}
+		var in struct {
+			Versions []string `json:"versions"`
+			Default  string   `json:"default"`
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			return
+		}
+		id := r.PathValue("providerId")
+		if s.catalog.byID[id] == nil {
+			writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
+			return
+		}
+		if len(in.Versions) == 0 || (in.Default != "" && !slices.Contains(in.Versions, in.Default)) {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, "versions: at least one, and default must be one of them")
+			return
+		}
+		s.SetProviderVersions(id, in.Versions, in.Default)
+		writeJSON(w, http.StatusOK, map[string]any{"versions": s.ProviderVersions(id)})
 	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errIDNotFound, "Not Found (admin)")

@@ -496,3 +496,70 @@ func TestSelfAndOrganisations(t *testing.T) {
 		t.Fatalf("organisations = %v, want %v", ids, want)
 	}
 }
+
+func TestDeleteDuringProvisioningOption(t *testing.T) {
+	clock := newFakeClock()
+	s, c := newTest(t, Options{Now: clock.Now, ProvisioningDelay: time.Minute, DeleteDuringProvisioning: true})
+	a := c.create(t, testOwner, createBody(s, "redis-addon", "s_mono", "par"))
+	// The env delay still applies...
+	if r := c.do("GET", "/v2/organisations/"+testOwner+"/addons/"+a.ID+"/env", nil); string(r.body) != "[]" {
+		t.Fatalf("env during the delay: %s", r.body)
+	}
+	// ...but the delete is accepted.
+	c.do("DELETE", "/v2/organisations/"+testOwner+"/addons/"+a.ID, nil).wantMessage(t)
+}
+
+func TestAdminRealAPIEndpoints(t *testing.T) {
+	s, c := newTest(t, Options{})
+	admin := *c
+	admin.auth = ""
+	// Private plan through the admin API, then listed with ?orgaId=.
+	var pp map[string]string
+	admin.do("POST", "/admin/private-plans", map[string]string{"owner": testOwner, "providerId": "mysql-addon", "slug": "huge"}).decode(t, &pp)
+	if pp["planId"] != s.AddPrivatePlan(testOwner, "mysql-addon", "huge") {
+		t.Fatalf("admin private plan %v", pp)
+	}
+	for _, bad := range []any{map[string]string{"owner": "x", "providerId": "mysql-addon", "slug": "s"}, map[string]string{"owner": testOwner, "providerId": "nope", "slug": "s"}, "[]"} {
+		admin.do("POST", "/admin/private-plans", bad).errBody(t, http.StatusBadRequest)
+	}
+	// Recorded options.
+	body := createBody(s, "es-addon", "xs", "par")
+	body["options"] = map[string]string{"kibana": "true", "apm": "true"}
+	a := c.create(t, testOwner, body)
+	var opts map[string]any
+	admin.do("GET", "/admin/addons/"+a.ID+"/options", nil).decode(t, &opts)
+	if opts["kibana"] != "true" || opts["apm"] != "true" || len(opts) != 2 {
+		t.Fatalf("admin options %v", opts)
+	}
+	admin.do("GET", "/admin/addons/addon_nope/options", nil).errBody(t, http.StatusNotFound)
+	// Per-owner counters.
+	var counts map[string]int
+	admin.do("GET", "/admin/counts/owners/"+testOwner, nil).decode(t, &counts)
+	if counts["POST /v2/organisations/{ownerId}/addons"] != 1 {
+		t.Fatalf("admin owner counts %v", counts)
+	}
+	// Operator add-on info and calls.
+	kc := c.create(t, testOwner, createBody(s, "keycloak", "base", "par"))
+	c.do("POST", opPath("keycloak", kc.RealID)+"/reboot", nil)
+	var op struct {
+		Info  map[string]any `json:"info"`
+		Calls map[string]int `json:"calls"`
+	}
+	admin.do("GET", "/admin/operators/"+kc.RealID, nil).decode(t, &op)
+	if op.Info["resourceId"] != kc.RealID || op.Calls["reboot"] != 1 {
+		t.Fatalf("admin operator %+v", op)
+	}
+	admin.do("GET", "/admin/operators/"+a.RealID, nil).errBody(t, http.StatusNotFound)
+	// Provider versions.
+	var pv map[string][]string
+	admin.do("PUT", "/admin/providers/keycloak/versions", map[string]any{"versions": []string{"26.2.5", "26.3.1"}, "default": "26.3.1"}).decode(t, &pv)
+	if !slices.Equal(pv["versions"], []string{"26.2.5", "26.3.1"}) {
+		t.Fatalf("admin versions %v", pv)
+	}
+	if info, _ := s.OperatorAddon(kc.RealID); !slices.Equal(info["availableVersions"].([]any), []any{"26.2.5", "26.3.1"}) {
+		t.Fatalf("availableVersions after the change: %v", info["availableVersions"])
+	}
+	admin.do("PUT", "/admin/providers/keycloak/versions", map[string]any{"versions": []string{}}).errBody(t, http.StatusBadRequest)
+	admin.do("PUT", "/admin/providers/keycloak/versions", map[string]any{"versions": []string{"1"}, "default": "2"}).errBody(t, http.StatusBadRequest)
+	admin.do("PUT", "/admin/providers/nope/versions", map[string]any{"versions": []string{"1"}}).errBody(t, http.StatusNotFound)
+}

@@ -52,6 +52,10 @@ type Options struct {
 	// Otoroshi). By default, like the real API of today, their v2 env is
 	// empty and their data is served by GET /v4/addon-providers/addon-<name>/addons/{realId}.
 	LegacyOperatorEnv bool
+	// DeleteDuringProvisioning restores the fake's old behaviour of
+	// accepting the DELETE of an add-on during ProvisioningDelay (the real
+	// platform refuses it), for tests that want the env delay only.
+	DeleteDuringProvisioning bool
 	// CreateDelay makes POST /v2/organisations/{ownerId}/addons wait that
 	// long before answering. The add-on exists (and is listed) from the
 	// start of the wait, so a client that times out and retries must find it
@@ -754,7 +758,7 @@ func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 	s.lockState()
 	rec := s.byID[r.PathValue("addonId")]
 	ok := rec != nil && rec.owner == owner
-	provisioning := ok && s.now().Before(rec.readyAt)
+	provisioning := ok && !s.opts.DeleteDuringProvisioning && s.now().Before(rec.readyAt)
 	if ok && !provisioning {
 		s.remove(rec)
 	}
