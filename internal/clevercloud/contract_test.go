@@ -650,6 +650,24 @@ func contractCases() []contractCase {
 			},
 		},
 		{
+			name:   "operator-version-update",
+			routes: []goldenRoute{{method: "POST", path: "/v4/addon-providers/addon-keycloak/addons/keycloak_x/version/update", name: "operator-version-update", status: 200}},
+			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {
+				info, err := c.UpdateOperatorVersion(ctx, "addon-keycloak", "keycloak_x", "26.2.5")
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, info.Version == "26.2.5" && info.AccessURL != "" && info.InitialCredentials != nil, "updated info %+v", info)
+				return info
+			},
+			live: func(l *liveFake) []byte {
+				// The golden answer shows a network group: enabled by the keycloak case or here.
+				l.ok("POST", "/v4/addon-providers/addon-keycloak/addons/"+l.realID("keycloak")+"/networkgroup", nil)
+				return l.ok("POST", "/v4/addon-providers/addon-keycloak/addons/"+l.realID("keycloak")+"/version/update", map[string]string{"targetVersion": "26.2.5"})
+			},
+			dynamic: []string{".envVars"},
+		},
+		{
 			name:   "error",
 			routes: []goldenRoute{{method: "GET", path: addonPath, name: "error", status: 404}},
 			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {
