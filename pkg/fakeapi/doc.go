@@ -6,10 +6,15 @@
 //	defer ts.Close()
 //	// point the client at ts.URL, then inspect srv.Addons("orga_..."), srv.Counts()...
 //
-// It serves the add-on endpoints under /v2 and /v4 (create, get, list,
-// delete, env, migrations, provider info; OAuth1 HMAC-SHA512 /
-// PLAINTEXT or Bearer authentication), seeds every provider and plan of the
-// operator's kinds, can inject latency, 503s, 429s and outages, counts calls
-// per route, and exposes unauthenticated test-only /admin/ endpoints.
+// It models the API as it is today, with its own wire types written from
+// Clever Cloud's clients (docs/api-sources.md), not the operator's: the add-on
+// endpoints under /v2 and /v4 (create, get, list, delete answering 200 + JSON,
+// env, migrations, provider info, organisations, the v4 data of the Keycloak,
+// Metabase, Matomo and Otoroshi add-ons), OAuth1 (HMAC-SHA512 / PLAINTEXT,
+// clever-tools' published consumer pair for a bare token + secret) on the API
+// host and bearer tokens on the bridge host only (NewTestServers,
+// BridgeHandler). It seeds every provider and plan of the operator's kinds,
+// can inject latency, 503s, 429s and outages, counts calls per route and per
+// owner, and exposes unauthenticated test-only /admin/ endpoints.
 // The standalone binary is hack/fakeapi.
 package fakeapi
