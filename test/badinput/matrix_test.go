@@ -220,10 +220,12 @@ var _ = Describe("bad input the API server accepts", func() {
 		}),
 		Entry("override Secret naming another endpoint without a complete credential set", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {
-				c.override(map[string]string{"config": "[api]\nendpoint = \"http://127.0.0.1:9\"\ntoken = \"bi-foreign-token-1618\"\nsecret = \"bi-foreign-secret-1414\"\n"})
+				// A token and a consumer key without their secrets: a token + secret pair alone would
+				// be complete (signed with clever-tools' published consumer pair).
+				c.override(map[string]string{"config": "[api]\nendpoint = \"http://127.0.0.1:9\"\ntoken = \"bi-foreign-token-1618\"\nconsumer-key = \"bi-foreign-consumer-1414\"\n"})
 				return c.sample("api_v1_redis.yaml")
 			},
-			ready: "False/InvalidCredentials", stalled: true, secrets: []string{"bi-foreign-token-1618", "bi-foreign-secret-1414"},
+			ready: "False/InvalidCredentials", stalled: true, secrets: []string{"bi-foreign-token-1618", "bi-foreign-consumer-1414"},
 		}),
 		Entry("revoked global credentials (401), while another credential set keeps working", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {
