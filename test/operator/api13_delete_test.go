@@ -75,6 +75,33 @@ var _ = Describe("api13 deletion", func() {
 		}
 	})
 
+	It("does not take a 404 of the periodic refresh for an add-on deleted out of band unless the organisation's list confirms it", func() {
+		ns := newNamespace()
+		mb := sample("api_v1_metabase.yaml", ns)
+		mb.SetAnnotations(map[string]string{"api.clever-cloud.com/on-addon-missing": "report"})
+		Expect(k8s.Create(ctx, mb)).To(Succeed())
+		Eventually(readyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
+		id := statusString(get(mb), "addon")
+
+		override := pointNamespaceAt(ns, fakeSrv.URL+"/not-the-api")
+		cur := get(mb)
+		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/on-addon-missing": "report", "api.clever-cloud.com/reconcile-requested-at": "everything-404s"})
+		update(cur)
+		Eventually(func() []string { return eventsByName(ns, mb.GetName()) }, 20*time.Second).Should(ContainElement(Or(Equal("Warning ApiError"), Equal("Warning ApiUnavailable"))))
+		Consistently(func() string { return condition(get(mb), "AddonReady") }, 2*time.Second).ShouldNot(Equal("False/AddonMissing"))
+		Expect(eventsByName(ns, mb.GetName())).NotTo(ContainElement("Warning AddonMissing"))
+		Expect(statusString(get(mb), "addon")).To(Equal(id))
+
+		// Back on the real endpoint, the next pass finds the add-on again: nothing was lost.
+		Expect(k8s.Delete(ctx, override)).To(Succeed())
+		cur = get(mb)
+		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/on-addon-missing": "report", "api.clever-cloud.com/reconcile-requested-at": "back"})
+		update(cur)
+		Eventually(readyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
+		Expect(statusString(get(mb), "addon")).To(Equal(id))
+		Expect(addonsNamed(addonName(get(mb)))).To(HaveLen(1))
+	})
+
 	It("backs off while Clever Cloud refuses to delete an add-on still provisioning, then finishes without an error loop", func() {
 		ns := newNamespace()
 		slow, srv := ownFake(fakeapi.Options{ProvisioningDelay: 4 * time.Second, Seed: 7})
