@@ -224,3 +224,35 @@ func events(u *unstructured.Unstructured) []string {
 	}
 	return out
 }
+
+// v4Values returns, for an operator add-on (Keycloak, Metabase, Matomo, Otoroshi), the values
+// its Secret must carry from the fake's v4 answer (access URL, initial credentials where the
+// add-on has them); nil for an add-on the fake does not serve at v4.
+func v4Values(realID string) []string {
+	doc, ok := fake.OperatorAddon(realID)
+	if !ok {
+		return nil
+	}
+	want := []string{}
+	if u, _ := doc["accessUrl"].(string); u != "" {
+		want = append(want, u)
+	}
+	if ic, ok := doc["initialCredentials"].(map[string]any); ok {
+		for _, k := range []string{"user", "password"} {
+			if v, _ := ic[k].(string); v != "" {
+				want = append(want, v)
+			}
+		}
+	}
+	Expect(want).NotTo(BeEmpty(), "the fake's v4 answer for %s has an access URL", realID)
+	return want
+}
+
+// mapValues returns the values of m.
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
