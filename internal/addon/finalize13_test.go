@@ -170,8 +170,11 @@ func (a *operatorAPI) UpdateOperatorVersion(_ context.Context, _, _, target stri
 	return &i, nil
 }
 
-func (a *operatorAPI) RebootOperator(context.Context, string, string) error  { a.reboots++; return nil }
-func (a *operatorAPI) RebuildOperator(context.Context, string, string) error { a.rebuilds++; return nil }
+func (a *operatorAPI) RebootOperator(context.Context, string, string) error { a.reboots++; return nil }
+func (a *operatorAPI) RebuildOperator(context.Context, string, string) error {
+	a.rebuilds++
+	return nil
+}
 
 func TestOperatorActions(t *testing.T) {
 	offered := &clevercloud.OperatorVersionCheck{Installed: "26.1.4", Available: []string{"26.1.4", "26.2.5"}, Latest: "26.2.5", NeedUpdate: true}
