@@ -212,6 +212,14 @@ func (r *Reconciler) rotate(ctx context.Context, obj *unstructured.Unstructured)
 		}
 	}
 	if err := r.Kind.Renew(ctx, api, org, src.Annotations[AnnotationRealID]); err != nil {
+		if revoked != "" {
+			// Not renewed: the key in use stays valid and must stay publishable.
+			if uerr := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
+				unstructured.RemoveNestedField(u.Object, "status", "credentials", "revokedKeyHash")
+			}); uerr != nil {
+				return ctrl.Result{}, true, uerr
+			}
+		}
 		res, err := r.failAPI(ctx, obj, "regenerating the add-on's credentials", err)
 		return res, true, err
 	}
