@@ -193,6 +193,10 @@ type CredentialsStatus struct {
 	RevokedKeyHash string `json:"revokedKeyHash,omitempty"`
 }
 
+// OfferedVersion is a version Clever Cloud offers for an add-on, as it names it
+// (for example `26.2.5`).
+type OfferedVersion string
+
 // OperatorStatus is what Clever Cloud serves at v4 about its "operator" add-ons
 // (Keycloak, Metabase, Matomo, Otoroshi) that is not secret, and the actions
 // the operator took on them.
@@ -204,7 +208,7 @@ type OperatorStatus struct {
 	// AvailableVersions are the versions Clever Cloud offers for this add-on
 	// (v4 `availableVersions`); `spec.version` must be one of them.
 	// +optional
-	AvailableVersions []string `json:"availableVersions,omitempty"`
+	AvailableVersions []OfferedVersion `json:"availableVersions,omitempty"`
 
 	// LastVersionUpdate is the `<version>@<generation>` of the last version
 	// update the operator asked Clever Cloud for.

@@ -209,7 +209,7 @@ func (in *OperatorStatus) DeepCopyInto(out *OperatorStatus) {
 	*out = *in
 	if in.AvailableVersions != nil {
 		in, out := &in.AvailableVersions, &out.AvailableVersions
-		*out = make([]string, len(*in))
+		*out = make([]OfferedVersion, len(*in))
 		copy(*out, *in)
 	}
 }

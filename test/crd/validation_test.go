@@ -149,15 +149,14 @@ var _ = Describe("validation on create", func() {
 		func(build func() *unstructured.Unstructured, wants ...string) {
 			expectInvalid(k8s.Create(ctx, build()), wants...)
 		},
-		Entry("PostgreSql version 10 (not offered any more)",
-			with(postgreSql, "pg-v10", set(int64(10), "spec", "options", "version")),
-			"spec.options.version", "Unsupported value: 10", "11", "18"),
-		Entry("Redis version 626 (the reference's stale example)",
-			with(redis, "redis-626", set(int64(626), "spec", "options", "version")),
-			"spec.options.version", "Unsupported value: 626", "724", "880"),
-		Entry("MySql version 8 instead of 80",
-			with(postgreSql, "mysql-8", set("MySql", "kind"), set(int64(8), "spec", "options", "version")),
-			"spec.options.version", "Unsupported value: 8", "57", "80", "84"),
+		// No version enum (issue #13): the versions on offer are what Clever Cloud announces,
+		// checked by the operator (reason VersionNotAvailable); the schema only wants a code.
+		Entry("PostgreSql version 0",
+			with(postgreSql, "pg-v0", set(int64(0), "spec", "options", "version")),
+			"spec.options.version", "greater than or equal to 1"),
+		Entry("Redis version -1",
+			with(redis, "redis-neg", set(int64(-1), "spec", "options", "version")),
+			"spec.options.version", "greater than or equal to 1"),
 		Entry("version given as a string",
 			with(postgreSql, "pg-string", set("15", "spec", "options", "version")),
 			"spec.options.version", "must be of type integer"),
@@ -257,6 +256,13 @@ var _ = Describe("validation on create", func() {
 		expectAcceptedUnchanged(with(postgreSql, "pg-18", set(int64(18), "spec", "options", "version"))())
 		expectAcceptedUnchanged(redis("redis-880"))
 		expectAcceptedUnchanged(elasticSearch("es-9"))
+	})
+
+	It("accepts versions it has never heard of: no enum, the operator checks them against what Clever Cloud announces", func() {
+		expectAcceptedUnchanged(with(postgreSql, "pg-19", set(int64(19), "spec", "options", "version"))())
+		expectAcceptedUnchanged(with(postgreSql, "pg-10", set(int64(10), "spec", "options", "version"))())
+		expectAcceptedUnchanged(with(redis, "redis-900", set(int64(900), "spec", "options", "version"))())
+		expectAcceptedUnchanged(with(metabase, "mb-version", set("0.57.1", "spec", "version"))())
 	})
 
 	It("prunes unknown fields instead of storing them", func() {
