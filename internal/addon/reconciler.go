@@ -457,10 +457,15 @@ func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured
 		return ctrl.Result{}, false, nil
 	}
 	var d *drift
-	if r.Kind.VersionCode != nil && !r.sharedPlanApplied(ctx, api, key, obj) {
-		// Shared (DEV, free) plans run the cluster's version, whatever the spec says: never
-		// a VersionDrift for them; operator add-ons report their version in status instead.
+	if r.Kind.VersionCode != nil {
+		// Operator add-ons report their version in status instead.
 		d = r.versionDrift(obj, data)
+	}
+	if d != nil && r.sharedPlanApplied(ctx, api, key, obj) {
+		// Shared (DEV, free) plans run the cluster's version, whatever the spec says: never a
+		// VersionDrift for them. (Asked only when a drift is seen: the steady state costs no
+		// catalogue read.)
+		d = nil
 	}
 	if err := r.reportDrift(ctx, obj, d); err != nil {
 		return ctrl.Result{}, true, err
