@@ -158,6 +158,14 @@ var _ = Describe("bad input the API server accepts", func() {
 			},
 			ready: "False/PlanNotFound", stalled: true, message: "spec.instance.plan is required",
 		}),
+		Entry("a version Clever Cloud does not offer (no enum in the CRD: checked against the provider)", engineCase{
+			build: func(c *caseCtx) *unstructured.Unstructured {
+				// A dedicated plan: shared (DEV) plans take no version, and are not checked.
+				pg := set(c.sample("api_v1_postgresql.yaml"), "xs_sml", "spec", "instance", "plan")
+				return set(pg, int64(10), "spec", "options", "version")
+			},
+			ready: "False/VersionNotAvailable", stalled: true, message: "spec.options.version 10 (10) is not offered by Clever Cloud for postgresql-addon; available: ",
+		}),
 		Entry("unknown region", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {
 				return set(c.sample("api_v1_redis.yaml"), "mars", "spec", "instance", "region")
