@@ -39,11 +39,11 @@ func secretEvents(ns, name string) []string {
 	return out
 }
 
-var _ = Describe("api13 configuration", func() {
+var _ = Describe("credentials as Clever Cloud documents them", func() {
 	ctx := context.Background()
 
 	It("sends a namespace's bearer token to the bridge, never to the API host, with the endpoint written …/v2", func() {
-		const token = "api13-bearer-token-6d1f0a"
+		const token = "ns-bearer-token-6d1f0a"
 		f, api, bridge := fakeapi.NewTestServers(fakeapi.Options{BearerTokens: []string{token}, Seed: 13})
 		DeferCleanup(api.Close)
 		DeferCleanup(bridge.Close)
@@ -73,7 +73,7 @@ var _ = Describe("api13 configuration", func() {
 	})
 
 	It("takes a namespace's credentials from clever-tools' login file: token + secret signed with clever-tools' consumer, API host from the active profile", func() {
-		const token, tokenSecret = "api13-ct-token-91be", "api13-ct-secret-47c2"
+		const token, tokenSecret = "ct-login-token-91be", "ct-login-secret-47c2"
 		// A Credential without consumer pair: the fake accepts it signed with clever-tools' pair only.
 		f, api, bridge := fakeapi.NewTestServers(fakeapi.Options{Credentials: []fakeapi.Credential{{Token: token, Secret: tokenSecret}}, Seed: 14})
 		DeferCleanup(api.Close)

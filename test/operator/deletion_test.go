@@ -46,7 +46,7 @@ func ownFake(opts fakeapi.Options) (*fakeapi.Server, *httptest.Server) {
 	return s, srv
 }
 
-var _ = Describe("api13 deletion", func() {
+var _ = Describe("deletion against the real API's answers", func() {
 	ctx := context.Background()
 
 	It("never releases a resource on a 404 nothing confirms (every route 404s), and finishes once the API answers sensibly", func() {
@@ -136,7 +136,7 @@ var _ = Describe("api13 deletion", func() {
 	})
 })
 
-var _ = Describe("api13 catalogue and options", func() {
+var _ = Describe("catalogue and options as the real API takes them", func() {
 	ctx := context.Background()
 
 	It("resolves a plan private to the organisation (catalogue asked with ?orgaId=)", func() {

@@ -49,7 +49,7 @@ func strOf(m map[string]any, path ...string) string {
 	return ""
 }
 
-var _ = Describe("api13 operator add-ons at v4", func() {
+var _ = Describe("operator add-ons at v4", func() {
 	ctx := context.Background()
 
 	It("fills a Keycloak's Secret from v4 (URL, admin user and password) although its v2 env is empty, and shows version, access URL and available versions in status", func() {
