@@ -52,6 +52,9 @@ type Options struct {
 	Build bool
 	// Log receives progress lines (nil: silent).
 	Log func(string)
+	// AuditLog makes kube-apiserver write an audit log (Harness.AuditLogPath) of every write
+	// of the operators' user (OperatorUser), at level Metadata: see audit.go.
+	AuditLog bool
 }
 
 // Harness is a running control plane plus fake Clever Cloud API.
@@ -59,8 +62,13 @@ type Harness struct {
 	Root       string // repository root (the working directory after Start)
 	WorkDir    string // absolute
 	Kubeconfig string // absolute path of the admin kubeconfig
-	RestConfig *rest.Config
-	Client     client.Client
+	// OperatorKubeconfig is the operators' own kubeconfig (user OperatorUser, also in
+	// system:masters), so that the apiserver tells their requests from the drivers'.
+	OperatorKubeconfig string
+	// AuditLogPath is kube-apiserver's audit log when Options.AuditLog is set.
+	AuditLogPath string
+	RestConfig   *rest.Config
+	Client       client.Client
 	// Endpoint is the fake API's base URL (http://127.0.0.1:port).
 	Endpoint string
 	// Creds are the credential sets the fake accepts; operators use Creds[i].
@@ -124,6 +132,11 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	if o.AuditLog {
+		if err := h.configureAudit(); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := h.env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
@@ -144,6 +157,17 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	}
 	h.Kubeconfig = filepath.Join(h.WorkDir, "kubeconfig")
 	if err := os.WriteFile(h.Kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	opUser, err := h.env.AddUser(envtest.User{Name: OperatorUser, Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if kc, err = opUser.KubeConfig(); err != nil {
+		return nil, err
+	}
+	h.OperatorKubeconfig = filepath.Join(h.WorkDir, "kubeconfig-operator")
+	if err := os.WriteFile(h.OperatorKubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
 	h.RestConfig = rest.CopyConfig(user.Config())

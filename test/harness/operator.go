@@ -83,7 +83,7 @@ func (op *Operator) SetEnv(env ...string) {
 // Args returns the command line of the next start.
 func (op *Operator) Args() []string {
 	args := []string{
-		"--kubeconfig=" + op.h.Kubeconfig,
+		"--kubeconfig=" + op.h.OperatorKubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
 		"--zap-log-level=" + strconv.Itoa(MaxLogLevel),
@@ -121,7 +121,7 @@ func (op *Operator) Start() error {
 	c := op.h.Creds[op.o.Cred]
 	cmd := exec.Command(op.o.Binary, op.Args()...)
 	cmd.Dir = op.h.Root
-	cmd.Env = append(withoutClever(os.Environ()), "KUBECONFIG="+op.h.Kubeconfig)
+	cmd.Env = append(withoutClever(os.Environ()), "KUBECONFIG="+op.h.OperatorKubeconfig)
 	if op.o.Env != nil {
 		cmd.Env = append(cmd.Env, op.o.Env...)
 	} else {
