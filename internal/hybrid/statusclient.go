@@ -22,7 +22,7 @@ var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "o
 	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted", "Synced", addon.TypeVersionUpdate}
+var engineConditions = status.EngineConditions
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
 // rendered manifest (it contains the credentials), replaces Helm's Paused condition by the
