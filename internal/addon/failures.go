@@ -7,217 +7,157 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStatus, reason, msg string, now time.Time) {
-	conds, _ := status.Set(status.Conditions(u), status.Condition{Type: t, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: u.GetGeneration()}, now)
-	status.SetConditions(u, conds)
-}
+// The failure helpers below only decide: they set conditions in memory, queue an event when
+// a condition's reason or message changes (never on every retry), and return the stopPass
+// that ends the pass. The pass's status write (commit) records them.
 
-// statusExtraKey carries, in a pass's context, a status change that goes with the pass's
-// next status write (see provision).
-type statusExtraKey struct{}
-
-// updateStatus applies mutate to the resource's status and writes it when it changed,
-// recomputing Ready. Conflicts (the Helm reconciler writes status too) are retried on a
-// fresh copy.
-func (r *Reconciler) updateStatus(ctx context.Context, obj *unstructured.Unstructured, mutate func(*unstructured.Unstructured)) error {
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := obj
-		if !first {
-			cur = r.newObject()
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-				return err
-			}
-		}
-		first = false
-		next := cur.DeepCopy()
-		mutate(next)
-		if extra, ok := ctx.Value(statusExtraKey{}).(func(*unstructured.Unstructured)); ok {
-			extra(next)
-		}
-		syncPaused(next, r.now())
-		status.ApplyReady(next, r.now())
-		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
-			return nil
-		}
-		if err := r.Client.Status().Update(ctx, next); err != nil {
-			return err
-		}
-		obj.Object = next.Object
-		return nil
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
-}
-
-// syncPaused mirrors the pause annotation in the Paused condition.
-func syncPaused(u *unstructured.Unstructured, now time.Time) {
-	conds := status.Conditions(u)
-	var changed bool
-	if u.GetAnnotations()[AnnotationPaused] == "true" {
-		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
-			Message: "paused by the annotation " + AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
-	} else {
-		conds, changed = status.Remove(conds, status.TypePaused)
-	}
-	if changed {
-		status.SetConditions(u, conds)
+func (s *pass) countError(reason string) {
+	if s.r.Metrics != nil {
+		s.r.Metrics.ReconcileErrors.WithLabelValues(s.kind.GVK.Kind, reason).Inc()
 	}
 }
 
-// pausedChanged says whether the Paused condition does not match the annotation yet.
-func pausedChanged(u *unstructured.Unstructured) bool {
-	_, has := status.Find(status.Conditions(u), status.TypePaused)
-	return has != (u.GetAnnotations()[AnnotationPaused] == "true")
-}
-
-// fail records a failure on AddonReady (and so Ready) with a Warning event when the reason or
-// message changed, never on every retry. Terminal reasons wait for the user (or the periodic
-// resync); others return cause so the work queue backs off exponentially.
-func (r *Reconciler) fail(ctx context.Context, obj *unstructured.Unstructured, reason, msg string, cause error) (ctrl.Result, error) {
-	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if r.Metrics != nil {
-		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, reason).Inc()
+// fail records a failure on AddonReady (and so Ready). Terminal reasons wait for the user (or
+// the periodic resync); others return cause so the work queue backs off exponentially.
+func (s *pass) fail(reason, msg string, cause error) error {
+	s.countError(reason)
+	gen := s.obj.GetGeneration()
+	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, reason, msg) {
+		s.event(corev1.EventTypeWarning, reason, msg)
 	}
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, reason, msg, r.now())
-		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
-	if old.Reason != reason || old.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	}
+	s.set(func(u *unstructured.Unstructured) { statusObservedGeneration.Set(u, gen) })
 	if cause != nil {
-		logr.FromContextOrDiscard(ctx).V(1).Info("will retry", "reason", reason, "error", cause.Error())
-		return ctrl.Result{}, cause
+		s.log.V(1).Info("will retry", "reason", reason, "error", cause.Error())
+		return stopRetry(cause)
 	}
-	return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, nil
+	return stop(ctrl.Result{RequeueAfter: s.r.jitter(s.r.ResyncPeriod)})
 }
 
-// failAPI classifies an API error.
-func (r *Reconciler) failAPI(ctx context.Context, obj *unstructured.Unstructured, doing string, err error) (ctrl.Result, error) {
+// failureKind is how an API error is reported.
+type failureKind int
+
+const (
+	failThrottled    failureKind = iota // Throttled; Ready untouched
+	failForbidden                       // InvalidCredentials: cannot access the organisation
+	failUnauthorized                    // InvalidCredentials: rejected credentials
+	failUnavailable                     // ApiUnavailable (Synced=False on a Ready resource)
+	failAPIError                        // ApiError
+)
+
+// classify decides how an API error is reported.
+func classify(err error) failureKind {
 	switch {
 	case clevercloud.IsThrottled(err):
-		return r.throttled(ctx, obj, doing, err)
+		return failThrottled
 	case isForbidden(err):
-		org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
-			fmt.Sprintf("Clever Cloud refused access while %s: %s; the credentials in use (the operator's, or the namespace's clever-operator Secret) cannot access organisation %s", doing, apiMessage(err), org), err)
+		return failForbidden
 	case clevercloud.IsUnauthorized(err):
-		return r.fail(ctx, obj, status.ReasonInvalidCredentials,
-			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
+		return failUnauthorized
 	case clevercloud.IsRetryable(err):
-		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err))
-		if a, ok := status.Find(status.Conditions(obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
-			return r.unsynced(ctx, obj, msg, err)
-		}
-		return r.fail(ctx, obj, status.ReasonAPIUnavailable, msg, err)
+		return failUnavailable
 	default:
-		return r.fail(ctx, obj, status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
+		return failAPIError
 	}
 }
 
-// TypeSynced is False while the last Clever Cloud call for a Ready resource failed
-// transiently (5xx, timeout, outage). Ready keeps its value: the add-on keeps serving and its
-// Secret stays; the condition goes at the next successful call.
-const TypeSynced = "Synced"
+// failAPI reports an API error met while doing something.
+func (s *pass) failAPI(doing string, err error) error {
+	switch classify(err) {
+	case failThrottled:
+		return s.throttled(doing, err)
+	case failForbidden:
+		return s.fail(status.ReasonInvalidCredentials,
+			fmt.Sprintf("Clever Cloud refused access while %s: %s; the credentials in use (the operator's, or the namespace's clever-operator Secret) cannot access organisation %s", doing, apiMessage(err), s.org), err)
+	case failUnauthorized:
+		return s.fail(status.ReasonInvalidCredentials,
+			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
+	case failUnavailable:
+		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err))
+		if a, ok := status.Find(status.Conditions(s.obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
+			return s.unsynced(msg, err)
+		}
+		return s.fail(status.ReasonAPIUnavailable, msg, err)
+	default:
+		return s.fail(status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
+	}
+}
 
-// unsynced records a transient failure of a Ready resource without flipping Ready, with a
-// Warning event when the message changes, and retries with backoff.
-func (r *Reconciler) unsynced(ctx context.Context, obj *unstructured.Unstructured, msg string, cause error) (ctrl.Result, error) {
-	old, _ := status.Find(status.Conditions(obj), TypeSynced)
-	if r.Metrics != nil {
-		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, status.ReasonAPIUnavailable).Inc()
-	}
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, TypeSynced, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, r.now())
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
+// unsynced records a transient failure of a Ready resource without flipping Ready
+// (Synced=False), and retries with backoff.
+func (s *pass) unsynced(msg string, cause error) error {
+	s.countError(status.ReasonAPIUnavailable)
+	old, _ := status.Find(status.Conditions(s.obj), status.TypeSynced)
+	s.condition(status.TypeSynced, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg)
 	if old.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
+		s.event(corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
 	}
-	return ctrl.Result{}, cause
+	return stopRetry(cause)
 }
 
 // clearTransient drops the conditions of transient failures after a successful call.
 func clearTransient(u *unstructured.Unstructured) {
 	conds := status.Conditions(u)
 	var a, b bool
-	conds, a = status.Remove(conds, TypeThrottled)
-	conds, b = status.Remove(conds, TypeSynced)
+	conds, a = status.Remove(conds, status.TypeThrottled)
+	conds, b = status.Remove(conds, status.TypeSynced)
 	if a || b {
 		status.SetConditions(u, conds)
 	}
 }
 
-// TypeThrottled is set while Clever Cloud (or the operator's own budget) throttles the
-// resource's calls. It does not flip Ready: the add-on keeps serving.
-const TypeThrottled = "Throttled"
-
-// throttled records throttling without touching a Ready add-on, and retries with backoff.
-func (r *Reconciler) throttled(ctx context.Context, obj *unstructured.Unstructured, doing string, err error) (ctrl.Result, error) {
+// throttled records throttling without touching a Ready add-on, and retries: after the delay
+// the API gave, else with backoff.
+func (s *pass) throttled(doing string, err error) error {
 	msg := fmt.Sprintf("Clever Cloud API throttled while %s (will retry): %s", doing, apiMessage(err))
-	if r.Metrics != nil {
-		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, TypeThrottled).Inc()
-	}
-	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	s.countError(status.TypeThrottled)
+	old, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
 	notReady := old.Status != string(metav1.ConditionTrue)
-	if uerr := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, TypeThrottled, metav1.ConditionTrue, TypeThrottled, msg, r.now())
+	s.condition(status.TypeThrottled, metav1.ConditionTrue, status.TypeThrottled, msg)
+	s.set(func(u *unstructured.Unstructured) {
 		if a, ok := status.Find(status.Conditions(u), status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
-			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, r.now())
+			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, s.now())
 		}
-	}); uerr != nil {
-		return ctrl.Result{}, uerr
-	}
+	})
 	// Like fail: a Warning when AddonReady takes this reason or message, not on every retry.
 	if notReady && (old.Reason != status.ReasonAPIUnavailable || old.Message != msg) {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
+		s.event(corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
 	}
 	if d := clevercloud.RetryDelay(err); d > 0 {
 		// Clever Cloud's Retry-After, or the open circuit, says when: wait that long instead
 		// of growing the resource's backoff, which after a long throttle or outage would
 		// leave it waiting minutes once the API is back. Sent requests stay under the
 		// client's rate limit either way.
-		return ctrl.Result{RequeueAfter: r.jitter(max(d, time.Second))}, nil
+		return stop(ctrl.Result{RequeueAfter: s.r.jitter(max(d, time.Second))})
 	}
-	return ctrl.Result{}, err
+	return stopRetry(err)
 }
 
 // pending reports an add-on that Clever Cloud is still provisioning and polls again soon,
 // backing off with its age (2 s, growing to 30 s).
-func (r *Reconciler) pending(ctx context.Context, obj *unstructured.Unstructured, addon *clevercloud.Addon, msg string) (ctrl.Result, error) {
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg, r.now())
-		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
-	}); err != nil {
-		return ctrl.Result{}, err
+func (s *pass) pending(addon *clevercloud.Addon, msg string) error {
+	gen := s.obj.GetGeneration()
+	s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg)
+	s.set(func(u *unstructured.Unstructured) { statusObservedGeneration.Set(u, gen) })
+	return stop(ctrl.Result{RequeueAfter: pendingPoll(s.now().Sub(time.UnixMilli(int64(addon.CreationDate))))})
+}
+
+// pendingPoll is the delay before looking again at an add-on of that age being provisioned.
+func pendingPoll(age time.Duration) time.Duration {
+	if age <= 0 {
+		return 2 * time.Second
 	}
-	age := r.now().Sub(time.UnixMilli(int64(addon.CreationDate)))
-	wait := 2 * time.Second
-	if age > 0 {
-		wait = min(max(age/4, 2*time.Second), 30*time.Second)
-	}
-	return ctrl.Result{RequeueAfter: wait}, nil
+	return min(max(age/4, 2*time.Second), 30*time.Second)
 }
 
 // isForbidden: Clever Cloud answered 403, the credentials are valid but may not do this
@@ -240,8 +180,9 @@ func (e *ForeignSourceSecretError) Error() string {
 // valid Secret key, values over the Secret size limit) are RenderFailed: both need the user,
 // so neither is retried before the next change or resync. Other errors (conflicts, API server
 // unavailable) are returned for the work queue's backoff.
-func (r *Reconciler) failWrite(ctx context.Context, obj *unstructured.Unstructured, err error) (ctrl.Result, error) {
+func (r *Reconciler) failWrite(ctx context.Context, s *pass, err error) error {
 	var fe *ForeignSourceSecretError
+	obj := s.obj
 	if apierrors.IsAlreadyExists(err) {
 		// Only the operator's labelled Secrets are cached: a foreign one is seen on create.
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
@@ -252,11 +193,11 @@ func (r *Reconciler) failWrite(ctx context.Context, obj *unstructured.Unstructur
 	}
 	switch {
 	case errors.As(err, &fe):
-		return r.fail(ctx, obj, status.ReasonSecretConflict, fmt.Sprintf("%s; delete or rename that Secret (the operator writes the add-on's credentials there before rendering Secret %s)", fe.Error(), SecretName(obj)), nil)
+		return s.fail(status.ReasonSecretConflict, fmt.Sprintf("%s; delete or rename that Secret (the operator writes the add-on's credentials there before rendering Secret %s)", fe.Error(), SecretName(obj)), nil)
 	case apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err):
-		return r.fail(ctx, obj, status.ReasonRenderFailed, "the add-on's credentials cannot be stored in a Secret: "+truncateMessage(err.Error(), 300), nil)
+		return s.fail(status.ReasonRenderFailed, "the add-on's credentials cannot be stored in a Secret: "+truncateMessage(err.Error(), 300), nil)
 	}
-	return ctrl.Result{}, err
+	return err
 }
 
 func truncateMessage(s string, n int) string {
