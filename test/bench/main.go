@@ -84,7 +84,7 @@ func run() error {
 	flag.StringVar(&c.out, "out", filepath.Join("bench", "results.json"), "JSON results file")
 	flag.StringVar(&c.chartOut, "chart-out", filepath.Join("bench", "time-to-ready.png"), "PNG chart file")
 	flag.StringVar(&c.workdir, "workdir", ".bench", "kubeconfig and operator logs")
-	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it first)")
+	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it into -workdir first)")
 	flag.StringVar(&c.operatorExtra, "operator-args", "", "extra operator flags, space-separated (e.g. --pprof-bind-address=127.0.0.1:6060 to profile it)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -119,7 +119,7 @@ func run() error {
 	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
 	b.res.Machine = machineFacts()
 	h, err := harness.Start(ctx, harness.Options{
-		Assets: c.assets, WorkDir: c.workdir, Log: step, AuditLog: sel["A1"],
+		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step, AuditLog: sel["A1"],
 		Fake: fakeapi.Options{ProvisioningDelay: c.delay, Faults: fakeapi.Faults{Latency: c.latency, Jitter: c.jitter}},
 	})
 	if err != nil {
@@ -132,17 +132,7 @@ func run() error {
 			return err
 		}
 	}
-	// The operator of this working tree, built into the work directory: bin/ may be a link
-	// to another checkout's binaries.
-	bin := filepath.Join(h.Root, "bin", "manager")
-	if !c.noBuild {
-		bin = filepath.Join(h.WorkDir, "manager")
-		step("building the operator (go build -o " + bin + " .)")
-		if err := harness.BuildOperatorTo(ctx, bin); err != nil {
-			return err
-		}
-	}
-	b.op = h.NewOperator(harness.OperatorOptions{Name: "operator", Args: b.operatorArgs(), Binary: bin})
+	b.op = h.NewOperator(harness.OperatorOptions{Name: "operator", Args: b.operatorArgs()})
 	defer func() { _ = b.op.Stop(10 * time.Second) }()
 	if err := b.op.Start(); err != nil {
 		return err

@@ -48,7 +48,8 @@ type Options struct {
 	// that a leak scan can look for values found nowhere else.
 	Fake           fakeapi.Options
 	CredentialSets int
-	// Build builds bin/manager from the working tree first (go build -o bin/manager .).
+	// Build builds the operator from the working tree first, into <WorkDir>/manager (never
+	// into bin/, which may be shared with another checkout); operators run it by default.
 	Build bool
 	// Log receives progress lines (nil: silent).
 	Log func(string)
@@ -67,8 +68,11 @@ type Harness struct {
 	OperatorKubeconfig string
 	// AuditLogPath is kube-apiserver's audit log when Options.AuditLog is set.
 	AuditLogPath string
-	RestConfig   *rest.Config
-	Client       client.Client
+	// Binary is the operator binary operators run by default: <WorkDir>/manager with
+	// Options.Build, else bin/manager.
+	Binary     string
+	RestConfig *rest.Config
+	Client     client.Client
 	// Endpoint is the fake API's base URL (http://127.0.0.1:port).
 	Endpoint string
 	// Creds are the credential sets the fake accepts; operators use Creds[i].
@@ -108,9 +112,11 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	if err := os.MkdirAll(h.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
+	h.Binary = filepath.Join(root, "bin", "manager")
 	if o.Build {
-		h.log("building the operator (go build -o bin/manager .)")
-		if err := BuildOperator(ctx); err != nil {
+		h.Binary = filepath.Join(h.WorkDir, "manager")
+		h.log("building the operator (go build -o " + h.Binary + " .)")
+		if err := BuildOperatorTo(ctx, h.Binary); err != nil {
 			return nil, err
 		}
 	}
@@ -253,11 +259,6 @@ func (h *Harness) EnsureNamespace(ctx context.Context, ns string) error {
 		return nil
 	}
 	return err
-}
-
-// BuildOperator builds bin/manager from the repository root.
-func BuildOperator(ctx context.Context) error {
-	return BuildOperatorTo(ctx, filepath.Join("bin", "manager"))
 }
 
 // BuildOperatorTo builds the operator binary at path (relative to the repository root), e.g.
