@@ -67,20 +67,25 @@ type auditPhase struct {
 }
 
 func summarize(events []harness.AuditEvent, n int, window time.Duration) AuditPhase {
-	p := AuditPhase{ByKind: map[string]int{}, PerResourceByKind: map[string]float64{}, ByResource: map[string]int{}, WindowSeconds: window.Seconds()}
+	p := AuditPhase{ByKind: map[string]int{}, PerResourceByKind: map[string]float64{}, ByResource: map[string]int{},
+		FailedByResource: map[string]int{}, WindowSeconds: window.Seconds()}
 	statusPer := map[string]int{}
 	for _, e := range events {
 		k := writeKind(e)
-		p.Writes++
-		p.ByKind[k]++
 		res := e.ObjectRef.Resource
 		if e.ObjectRef.Subresource != "" {
 			res += "/" + e.ObjectRef.Subresource
 		}
-		p.ByResource[strings.ToLower(e.Verb)+" "+res]++
+		// A refused request (a 409 conflict, mostly) writes nothing to etcd and wakes no
+		// watcher: it is counted apart.
 		if e.ResponseStatus.Code >= 300 {
 			p.Failed++
+			p.FailedByResource[fmt.Sprintf("%s %s %d", strings.ToLower(e.Verb), res, e.ResponseStatus.Code)]++
+			continue
 		}
+		p.Writes++
+		p.ByKind[k]++
+		p.ByResource[strings.ToLower(e.Verb)+" "+res]++
 		if k == wStatus {
 			statusPer[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name]++
 		}
@@ -90,6 +95,7 @@ func summarize(events []harness.AuditEvent, n int, window time.Duration) AuditPh
 	}
 	if n > 0 {
 		p.PerResource = float64(p.Writes) / float64(n)
+		p.FailedPerResource = float64(p.Failed) / float64(n)
 		for k, v := range p.ByKind {
 			p.PerResourceByKind[k] = float64(v) / float64(n)
 		}
@@ -257,7 +263,7 @@ func printA1(r *A1) {
 	for _, k := range writeKinds {
 		fmt.Fprintf(w, "\t%s", strings.ToUpper(k))
 	}
-	fmt.Fprintln(w, "\tSTATUS MAX\tFAILED")
+	fmt.Fprintln(w, "\tSTATUS MAX\tREFUSED (409...)")
 	for _, ph := range []struct {
 		name string
 		p    AuditPhase
@@ -266,24 +272,25 @@ func printA1(r *A1) {
 		for _, k := range writeKinds {
 			fmt.Fprintf(w, "\t%.2f", ph.p.PerResourceByKind[k])
 		}
-		fmt.Fprintf(w, "\t%d\t%d\n", ph.p.StatusMaxPerResource, ph.p.Failed)
+		fmt.Fprintf(w, "\t%d\t%.2f\n", ph.p.StatusMaxPerResource, ph.p.FailedPerResource)
 	}
 	_ = w.Flush()
-	fmt.Println("  requests (verb resource, all phases):")
-	total := map[string]int{}
-	for _, p := range []AuditPhase{r.ToReady, r.SpecChange, r.Idle, r.Delete} {
-		for k, v := range p.ByResource {
-			total[k] += v
+	for _, ph := range []struct {
+		name string
+		p    AuditPhase
+	}{{"to Ready", r.ToReady}, {"spec change", r.SpecChange}, {"delete", r.Delete}} {
+		fmt.Printf("  %s, requests per resource (verb resource[/subresource]; refused ones with their code):\n", ph.name)
+		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		for _, m := range []map[string]int{ph.p.ByResource, ph.p.FailedByResource} {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "    %s\t%.2f\n", k, float64(m[k])/float64(r.N))
+			}
 		}
+		_ = w.Flush()
 	}
-	keys := make([]string, 0, len(total))
-	for k := range total {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	for _, k := range keys {
-		fmt.Fprintf(w, "    %s\t%d\n", k, total[k])
-	}
-	_ = w.Flush()
 }

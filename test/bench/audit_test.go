@@ -49,14 +49,15 @@ func TestSummarize(t *testing.T) {
 		event("create", "", "secrets", "", "b", "sh.helm.release.v1.r2.v1", 201),
 	}
 	p := summarize(events, 2, 10*time.Second)
-	if p.Writes != 6 || p.Failed != 1 || p.PerResource != 3 {
-		t.Errorf("writes %d, failed %d, per resource %.2f; want 6, 1, 3", p.Writes, p.Failed, p.PerResource)
+	// The refused update (409) wrote nothing: counted apart.
+	if p.Writes != 5 || p.Failed != 1 || p.PerResource != 2.5 || p.FailedPerResource != 0.5 {
+		t.Errorf("writes %d, refused %d, per resource %.2f + %.2f; want 5, 1, 2.5 + 0.5", p.Writes, p.Failed, p.PerResource, p.FailedPerResource)
 	}
-	if p.ByKind[wStatus] != 4 || p.PerResourceByKind[wStatus] != 2 || p.StatusMaxPerResource != 3 {
-		t.Errorf("status %d (%.2f per resource, max %d); want 4 (2, max 3)", p.ByKind[wStatus], p.PerResourceByKind[wStatus], p.StatusMaxPerResource)
+	if p.ByKind[wStatus] != 3 || p.PerResourceByKind[wStatus] != 1.5 || p.StatusMaxPerResource != 2 {
+		t.Errorf("status %d (%.2f per resource, max %d); want 3 (1.5, max 2)", p.ByKind[wStatus], p.PerResourceByKind[wStatus], p.StatusMaxPerResource)
 	}
-	if p.ByResource["update redis/status"] != 4 || p.ByResource["patch redis"] != 1 || p.ByResource["create secrets"] != 1 {
-		t.Errorf("by resource: %v", p.ByResource)
+	if p.ByResource["update redis/status"] != 3 || p.ByResource["patch redis"] != 1 || p.ByResource["create secrets"] != 1 || p.FailedByResource["update redis/status 409"] != 1 {
+		t.Errorf("by resource: %v, refused: %v", p.ByResource, p.FailedByResource)
 	}
 	if z := summarize(nil, 15, time.Second); z.Writes != 0 || z.PerResource != 0 || z.StatusMaxPerResource != 0 {
 		t.Errorf("no event: %+v", z)
