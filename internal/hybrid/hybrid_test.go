@@ -304,9 +304,24 @@ func TestHelmStatusWriteThatChangesNothingIsNotSent(t *testing.T) {
 	if err := sw.Update(context.Background(), changed); err != nil || w.updates != 1 {
 		t.Fatalf("a changed status was not sent (%d, %v)", w.updates, err)
 	}
+	// A write from a reconcile that started before the engine's last write (an older
+	// resourceVersion) is rebased on the cached version: not sent when it changes nothing,
+	// sent at the cached version otherwise (no conflict, no second reconcile).
 	stale := helmRewrite(t, stored)
 	stale.SetResourceVersion("6")
-	if err := sw.Update(context.Background(), stale); err != nil || w.updates != 2 {
-		t.Fatalf("a write at another resourceVersion was not sent (%d, %v)", w.updates, err)
+	if err := sw.Update(context.Background(), stale); err != nil || w.updates != 1 {
+		t.Fatalf("a stale write that changes nothing was sent (%d, %v)", w.updates, err)
+	}
+	staleChanged := helmRewrite(t, stored)
+	staleChanged.SetResourceVersion("6")
+	staleChanged.Object["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["reason"] = "UpgradeSuccessful"
+	if err := sw.Update(context.Background(), staleChanged); err != nil || w.updates != 2 || staleChanged.GetResourceVersion() != "7" {
+		t.Fatalf("a stale changed write was not sent at the cached version (%d, %v, rv %s)", w.updates, err, staleChanged.GetResourceVersion())
+	}
+	// A cached copy older than the write (the cache lags) is never used as a base.
+	ahead := helmRewrite(t, stored)
+	ahead.SetResourceVersion("8")
+	if err := sw.Update(context.Background(), ahead); err != nil || w.updates != 3 || ahead.GetResourceVersion() != "8" {
+		t.Fatalf("a write ahead of the cache was not sent as is (%d, %v)", w.updates, err)
 	}
 }

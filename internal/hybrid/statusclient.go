@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,14 +62,34 @@ type statusWriter struct {
 // cache holds it, at the same resourceVersion): helm-operator-plugins writes status on every
 // reconcile because the manifest it puts in status.deployedRelease is always missing (fix
 // drops it), which made each no-op Helm reconcile one more request to the API server.
+//
+// When the cache holds a newer version of the resource than the one Helm's reconcile started
+// from (typically: the engine wrote status in the meantime), the write is rebased on it: fix
+// has already taken the engine's fields and conditions from that version, and the rest of the
+// status is Helm's own, so nothing is lost. Without it, every engine write during a Helm
+// reconcile made Helm's write fail on a conflict and the whole reconcile (dry-run included)
+// run again: one more status write per resource.
 func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if live := w.c.fix(ctx, u); live != nil && len(opts) == 0 && live.GetResourceVersion() == u.GetResourceVersion() &&
-			equality.Semantic.DeepEqual(live.Object["status"], u.Object["status"]) {
-			return nil
+		if live := w.c.fix(ctx, u); live != nil && len(opts) == 0 {
+			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
+				u.SetResourceVersion(live.GetResourceVersion())
+			}
+			if live.GetResourceVersion() == u.GetResourceVersion() && equality.Semantic.DeepEqual(live.Object["status"], u.Object["status"]) {
+				return nil
+			}
 		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// newerVersion says whether resourceVersion a is known to be newer than b. Resource versions
+// are opaque, but the API server's are etcd revisions (integers): when either is not one,
+// nothing is assumed.
+func newerVersion(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
 }
 
 func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
