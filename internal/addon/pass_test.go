@@ -88,6 +88,11 @@ func (c *countingClient) Update(ctx context.Context, o client.Object, opts ...cl
 	return c.Client.Update(ctx, o, opts...)
 }
 
+func (c *countingClient) Patch(ctx context.Context, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+	*c.writes++
+	return c.Client.Patch(ctx, o, p, opts...)
+}
+
 func (c *countingClient) Status() client.SubResourceWriter {
 	return &countingStatus{SubResourceWriter: c.Client.Status(), c: c}
 }
@@ -187,6 +192,9 @@ func TestOnePassOneStatusWrite(t *testing.T) {
 		ready        string
 	}{
 		{"new resource: finalizers, create, publish", &fakeAPI{env: env}, nil, 1, 1, "True/" + status.ReasonProvisioned},
+		{"Helm's finalizer already there: one patch adds the engine's", &fakeAPI{env: env}, func(u *unstructured.Unstructured) {
+			u.SetFinalizers([]string{HelmUninstallFinalizer})
+		}, 1, 1, "True/" + status.ReasonProvisioned},
 		{"spec changed on a Ready resource: one write", &fakeAPI{addons: map[string]clevercloud.Addon{"addon_1": existing}, env: env}, func(u *unstructured.Unstructured) {
 			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
 			u.SetGeneration(2)
@@ -213,6 +221,9 @@ func TestOnePassOneStatusWrite(t *testing.T) {
 			}
 			if got := ready(live); got != c.ready {
 				t.Fatalf("AddonReady %s, want %s", got, c.ready)
+			}
+			if fs := live.GetFinalizers(); len(fs) != 2 {
+				t.Fatalf("finalizers %v", fs)
 			}
 			if c.ready == "True/"+status.ReasonProvisioned {
 				if og, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration"); og != live.GetGeneration() {

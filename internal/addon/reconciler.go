@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -178,6 +179,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	if added {
 		r.fresh.Store(s.obj.GetUID(), struct{}{})
 		s.first = true
+		s.reset(s.obj) // snapshot what the API server answered
 	}
 	s.syncPause = pausedChanged(s.obj)
 	if rotationRequested(s.obj) {
@@ -279,26 +281,40 @@ const HelmUninstallFinalizer = "uninstall-helm-release"
 // carry it (read live, so a stale cache never makes a resource look new). The Helm side's
 // finalizer goes in the same write: otherwise both sides update the new resource at the same
 // moment, one of them fails on a conflict, and every write starts another round of both.
+// When the resource already has finalizers (Helm's, usually), the write is a JSON patch that
+// tests them: the Helm side's status writes, which change the resourceVersion but not the
+// finalizers, do not make it fail.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) (added bool, err error) {
 	if controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
 		return false, nil
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
+	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
 		live := r.newObject()
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 			return err
 		}
+		before := live.GetFinalizers()
 		if live.GetDeletionTimestamp() != nil || !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
-			obj.SetFinalizers(live.GetFinalizers())
+			obj.SetFinalizers(before)
 			return nil
 		}
 		controllerutil.AddFinalizer(live, HelmUninstallFinalizer)
-		if err := r.Client.Update(ctx, live); err != nil {
-			return err
+		if len(before) == 0 {
+			if err := r.Client.Update(ctx, live); err != nil {
+				return err
+			}
+		} else {
+			patch, _ := json.Marshal([]map[string]any{
+				{"op": "test", "path": "/metadata/finalizers", "value": before},
+				{"op": "replace", "path": "/metadata/finalizers", "value": live.GetFinalizers()},
+			})
+			if err := r.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+				return err
+			}
 		}
 		added = true
-		obj.SetFinalizers(live.GetFinalizers())
-		obj.SetResourceVersion(live.GetResourceVersion())
+		obj.Object = live.Object // the API server's answer: the pass starts from it
 		return nil
 	})
 	return added, err
