@@ -391,3 +391,81 @@ func TestStopPass(t *testing.T) {
 		})
 	}
 }
+
+func TestMigrationRecordRoundTrip(t *testing.T) {
+	u := obj(nil)
+	if _, found := migrationOf(u); found {
+		t.Fatal("no record")
+	}
+	want := migrationState{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
+	setMigration(u, want)
+	raw, _ := statusMigration.Map(u)
+	if _, has := raw["message"]; has {
+		t.Fatalf("empty fields are left out: %v", raw)
+	}
+	if got, found := migrationOf(u); !found || got != want {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+// TestPublished: the status of a resource whose credentials were just published.
+func TestPublished(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	data := map[string]string{"CELLAR_ADDON_HOST": "cellar.example", "CELLAR_ADDON_KEY_ID": "id"}
+	hash := CredentialsHash(data)
+	cases := []struct {
+		name        string
+		before      func(*unstructured.Unstructured)
+		p           Publication
+		requested   string
+		rolledOut   string // status.credentials.rolledOutHash after
+		binding     string
+		changedAt   bool // lastChangedAt set by this publication
+		handledAt   string
+		configMap   string
+		secretName  string
+		revokedGone bool
+	}{
+		{"first publication is the rollout baseline", nil, Publication{SecretName: "c-secrets"}, "", hash, "", true, "", "", "c-secrets", true},
+		{"new credentials: a rollout is due", func(u *unstructured.Unstructured) {
+			credHash.Set(u, "old")
+			credRolledOutHash.Set(u, "old")
+			credRevokedKeyHash.Set(u, "revoked")
+		}, Publication{SecretName: "c-secrets", BindingName: "c-secrets-binding", ConfigMapName: "c-config"}, "r1", "old", "c-secrets-binding", true, "r1", "c-config", "c-secrets", true},
+		{"same credentials: nothing moves", func(u *unstructured.Unstructured) {
+			credHash.Set(u, hash)
+			credRolledOutHash.Set(u, hash)
+			statusBindingName.Set(u, "gone")
+		}, Publication{Disabled: true}, "", hash, "", false, "", "", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := obj(nil)
+			if c.before != nil {
+				c.before(u)
+			}
+			published(kind(t, "Cellar"), c.p, data, nil, 4, c.requested, now)(u)
+			if got := credRolledOutHash.String(u); got != c.rolledOut {
+				t.Errorf("rolledOutHash %q, want %q", got, c.rolledOut)
+			}
+			if credHash.String(u) != hash || statusObservedGeneration.Int64(u) != 4 {
+				t.Errorf("hash %q observedGeneration %d", credHash.String(u), statusObservedGeneration.Int64(u))
+			}
+			if (credLastChangedAt.String(u) != "") != c.changedAt {
+				t.Errorf("lastChangedAt %q", credLastChangedAt.String(u))
+			}
+			if statusBindingName.String(u) != c.binding || statusConfigMapName.String(u) != c.configMap || statusSecretName.String(u) != c.secretName {
+				t.Errorf("binding %q configMap %q secret %q", statusBindingName.String(u), statusConfigMapName.String(u), statusSecretName.String(u))
+			}
+			if statusLastHandledReconcileAt.String(u) != c.handledAt {
+				t.Errorf("lastHandledReconcileAt %q", statusLastHandledReconcileAt.String(u))
+			}
+			if c.revokedGone && credRevokedKeyHash.String(u) != "" {
+				t.Error("revokedKeyHash kept after a publication")
+			}
+			if statusField("url").String(u) != "cellar.example" {
+				t.Errorf("url %q", statusField("url").String(u))
+			}
+		})
+	}
+}

@@ -123,3 +123,22 @@ func secretSpecOf(u *unstructured.Unstructured) shared.SecretSpec {
 	}
 	return s
 }
+
+// migrationOf decodes status.migration into the shared API type.
+func migrationOf(u *unstructured.Unstructured) (shared.MigrationStatus, bool) {
+	var m shared.MigrationStatus
+	raw, found := statusMigration.Map(u)
+	if !found {
+		return m, false
+	}
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &m)
+	return m, true
+}
+
+// setMigration encodes m as status.migration.
+func setMigration(u *unstructured.Unstructured, m shared.MigrationStatus) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
+	if err == nil {
+		statusMigration.Set(u, raw)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -27,40 +28,7 @@ const (
 )
 
 // migrationState is the engine's record of the last migration (status.migration).
-type migrationState struct {
-	ID, Status, Step, Message, Target string
-	Generation                        int64
-}
-
-func migrationOf(obj *unstructured.Unstructured) (migrationState, bool) {
-	m, found := statusMigration.Map(obj)
-	if !found {
-		return migrationState{}, false
-	}
-	st := migrationState{}
-	st.ID, _ = m["id"].(string)
-	st.Status, _ = m["status"].(string)
-	st.Step, _ = m["step"].(string)
-	st.Message, _ = m["message"].(string)
-	st.Target, _ = m["target"].(string)
-	switch g := m["generation"].(type) {
-	case int64:
-		st.Generation = g
-	case float64:
-		st.Generation = int64(g)
-	}
-	return st, true
-}
-
-func (m migrationState) set(u *unstructured.Unstructured) {
-	v := map[string]any{"id": m.ID, "status": m.Status, "generation": m.Generation}
-	for k, s := range map[string]string{"step": m.Step, "message": m.Message, "target": m.Target} {
-		if s != "" {
-			v[k] = s
-		}
-	}
-	statusMigration.Set(u, v)
-}
+type migrationState = shared.MigrationStatus
 
 // currentVersion is the add-on's version: as recorded in status, else from its env (every
 // migratable kind publishes a *_VERSION variable; the first in name order is used).
@@ -258,7 +226,7 @@ func (r *Reconciler) afterMigration(ctx context.Context, s *pass, addon *cleverc
 // migrationReport records st and the Migrating condition, with an event (eventReason, when
 // set) if the condition's reason or message changed.
 func (s *pass) migrationReport(st migrationState, cs metav1.ConditionStatus, reason, msg, eventType, eventReason string) {
-	s.set(st.set)
+	s.set(func(u *unstructured.Unstructured) { setMigration(u, st) })
 	if s.condition(status.TypeMigrating, cs, reason, msg) && eventReason != "" {
 		s.event(eventType, eventReason, msg)
 	}
