@@ -73,6 +73,9 @@ func summarize(events []harness.AuditEvent, n int, window time.Duration) AuditPh
 	for _, e := range events {
 		k := writeKind(e)
 		res := e.ObjectRef.Resource
+		if e.ObjectRef.APIGroup == "api.clever-cloud.com" {
+			res = "<add-on>" // the 14 kinds together
+		}
 		if e.ObjectRef.Subresource != "" {
 			res += "/" + e.ObjectRef.Subresource
 		}

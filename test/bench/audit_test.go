@@ -56,7 +56,7 @@ func TestSummarize(t *testing.T) {
 	if p.ByKind[wStatus] != 3 || p.PerResourceByKind[wStatus] != 1.5 || p.StatusMaxPerResource != 2 {
 		t.Errorf("status %d (%.2f per resource, max %d); want 3 (1.5, max 2)", p.ByKind[wStatus], p.PerResourceByKind[wStatus], p.StatusMaxPerResource)
 	}
-	if p.ByResource["update redis/status"] != 3 || p.ByResource["patch redis"] != 1 || p.ByResource["create secrets"] != 1 || p.FailedByResource["update redis/status 409"] != 1 {
+	if p.ByResource["update <add-on>/status"] != 3 || p.ByResource["patch <add-on>"] != 1 || p.ByResource["create secrets"] != 1 || p.FailedByResource["update <add-on>/status 409"] != 1 {
 		t.Errorf("by resource: %v, refused: %v", p.ByResource, p.FailedByResource)
 	}
 	if z := summarize(nil, 15, time.Second); z.Writes != 0 || z.PerResource != 0 || z.StatusMaxPerResource != 0 {
