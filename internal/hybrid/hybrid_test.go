@@ -325,3 +325,80 @@ func TestHelmStatusWriteThatChangesNothingIsNotSent(t *testing.T) {
 		t.Fatalf("a write ahead of the cache was not sent as is (%d, %v)", w.updates, err)
 	}
 }
+
+// TestPausedHelmWriteBeforeTheEngineIsNotSent: while the Helm side waits for the engine (no
+// AddonReady yet), its status write (Unknown conditions) is not sent; once the engine has
+// reported, or when the resource is being deleted, it is.
+func TestPausedHelmWriteBeforeTheEngineIsNotSent(t *testing.T) {
+	paused := func(engine bool, deleting bool) *unstructured.Unstructured {
+		conds := []any{map[string]any{"type": status.TypePaused, "status": "True", "reason": "ReconcilePauseAnnotationTrue"},
+			map[string]any{"type": "Deployed", "status": "Unknown"}}
+		if engine {
+			conds = append(conds, map[string]any{"type": status.TypeAddonReady, "status": "False", "reason": status.ReasonProvisioning, "message": "waiting"})
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+			"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+			"status":   map[string]any{"conditions": conds},
+		}}
+		if deleting {
+			now := metav1.Now()
+			u.SetDeletionTimestamp(&now)
+		}
+		return u
+	}
+	cases := []struct {
+		name             string
+		engine, deleting bool
+		sent             int
+	}{
+		{"engine has not reported: not sent", false, false, 0},
+		{"engine has reported: sent", true, false, 1},
+		{"being deleted: sent", false, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			live := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+				"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+				"status":   map[string]any{"observedGeneration": int64(0)},
+			}}
+			if c.engine {
+				live.Object["status"] = paused(true, false).Object["status"]
+			}
+			w := &countingStatus{}
+			sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+			if err := sw.Update(context.Background(), paused(c.engine, c.deleting)); err != nil {
+				t.Fatal(err)
+			}
+			if w.updates != c.sent {
+				t.Fatalf("sent %d, want %d", w.updates, c.sent)
+			}
+		})
+	}
+}
+
+// TestHelmWriteThatOnlyReordersConditionsIsNotSent: conditions are a list-map keyed by type;
+// Helm's updater rebuilds them in its own order, which is no change.
+func TestHelmWriteThatOnlyReordersConditionsIsNotSent(t *testing.T) {
+	conds := []any{
+		map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:00Z", "observedGeneration": int64(1)},
+		map[string]any{"type": "Deployed", "status": "True", "reason": "InstallSuccessful", "message": "release was successfully installed", "lastTransitionTime": "2026-11-24T09:00:01Z"},
+		map[string]any{"type": status.TypeReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:01Z", "observedGeneration": int64(1)},
+	}
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+		"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+		"status":   map[string]any{"addon": "addon_1", "observedGeneration": int64(1), "conditions": conds},
+	}}
+	reordered := live.DeepCopy()
+	reordered.Object["status"].(map[string]any)["conditions"] = []any{conds[1], conds[0], conds[2]}
+	w := &countingStatus{}
+	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+	if err := sw.Update(context.Background(), reordered); err != nil {
+		t.Fatal(err)
+	}
+	if w.updates != 0 {
+		t.Fatalf("a write that only reorders the conditions was sent")
+	}
+}

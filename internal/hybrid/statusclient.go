@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"time"
 
@@ -71,16 +72,62 @@ type statusWriter struct {
 // run again: one more status write per resource.
 func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if live := w.c.fix(ctx, u); live != nil && len(opts) == 0 {
+		live, helmPaused := w.c.fix(ctx, u)
+		if len(opts) == 0 && helmPaused && waitingForEngine(u) {
+			return nil
+		}
+		if live != nil && len(opts) == 0 {
 			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
-			if live.GetResourceVersion() == u.GetResourceVersion() && equality.Semantic.DeepEqual(live.Object["status"], u.Object["status"]) {
+			if live.GetResourceVersion() == u.GetResourceVersion() && sameStatus(live, u) {
 				return nil
 			}
 		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// sameStatus compares two statuses, conditions in any order: status.conditions is a list-map
+// keyed by type, and Helm's updater rebuilds it in its own order, so a write that only
+// reorders it changes nothing.
+func sameStatus(a, b *unstructured.Unstructured) bool {
+	norm := func(u *unstructured.Unstructured) any {
+		st, ok := u.Object["status"].(map[string]any)
+		if !ok {
+			return u.Object["status"]
+		}
+		conds, ok := st["conditions"].([]any)
+		if !ok {
+			return st
+		}
+		out := make(map[string]any, len(st))
+		for k, v := range st {
+			out[k] = v
+		}
+		sorted := append([]any(nil), conds...)
+		sort.SliceStable(sorted, func(i, j int) bool { return conditionType(sorted[i]) < conditionType(sorted[j]) })
+		out["conditions"] = sorted
+		return out
+	}
+	return equality.Semantic.DeepEqual(norm(a), norm(b))
+}
+
+func conditionType(c any) string {
+	m, _ := c.(map[string]any)
+	t, _ := m["type"].(string)
+	return t
+}
+
+// waitingForEngine: a resource the engine has not reported on yet (no AddonReady) and that is
+// not being deleted. While the Helm side is paused for it (no source Secret yet), its status
+// write would only set Helm's conditions to Unknown and Ready to False/Provisioning, which the
+// engine's first write (a moment later, with AddonReady) derives anyway: it is not sent, which
+// saves a write per new resource and the conflict it often met (the engine adds its finalizer
+// at the same moment).
+func waitingForEngine(u *unstructured.Unstructured) bool {
+	_, reported := status.Find(status.Conditions(u), status.TypeAddonReady)
+	return !reported && u.GetDeletionTimestamp() == nil
 }
 
 // newerVersion says whether resourceVersion a is known to be newer than b. Resource versions
@@ -100,9 +147,9 @@ func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch clien
 }
 
 // fix rewrites the status the Helm reconciler is about to write and returns the live
-// resource it merged from (nil when it could not be read).
+// resource it merged from (nil when it could not be read), and whether Helm is paused.
 // (Paused is dropped, then the engine's own Paused condition, if any, merged back.)
-func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
+func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
 	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
 	// deletion); the engine owns the user-facing one.
@@ -129,9 +176,9 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) *u
 		}
 	}
 	if !found {
-		return nil
+		return nil, helmPaused
 	}
-	return live
+	return live, helmPaused
 }
 
 // MergeEngineStatus copies the engine-owned status fields and conditions from live into u.
