@@ -11,21 +11,24 @@ import (
 )
 
 // eventsAbout lists the Events of namespace ns about the object named name (of that kind,
-// any kind when kind is "") and maps them through f.
-func (s *Suite) eventsAbout(ns, kind, name string, f func(corev1.Event) string) []string {
+// any kind when kind is "") and maps them through f, keeping those f says to keep.
+func (s *Suite) eventsAbout(ns, kind, name string, f func(corev1.Event) (string, bool)) []string {
 	GinkgoHelper()
 	list := &corev1.EventList{}
 	Expect(s.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
 	var out []string
 	for _, e := range list.Items {
-		if e.InvolvedObject.Name == name && (kind == "" || e.InvolvedObject.Kind == kind) {
-			out = append(out, f(e))
+		if e.InvolvedObject.Name != name || (kind != "" && e.InvolvedObject.Kind != kind) {
+			continue
+		}
+		if v, keep := f(e); keep {
+			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func typeReason(e corev1.Event) string { return e.Type + " " + e.Reason }
+func typeReason(e corev1.Event) (string, bool) { return e.Type + " " + e.Reason, true }
 
 // Events returns "<type> <reason>" of the Events about u.
 func (s *Suite) Events(u *unstructured.Unstructured) []string {
@@ -48,17 +51,11 @@ func (s *Suite) EventsByName(ns, kind, name string) []string {
 // EventMessages returns "<reason>: <message>" of the Events about u.
 func (s *Suite) EventMessages(u *unstructured.Unstructured) []string {
 	GinkgoHelper()
-	return s.eventsAbout(u.GetNamespace(), u.GetKind(), u.GetName(), func(e corev1.Event) string { return e.Reason + ": " + e.Message })
+	return s.eventsAbout(u.GetNamespace(), u.GetKind(), u.GetName(), func(e corev1.Event) (string, bool) { return e.Reason + ": " + e.Message, true })
 }
 
 // Warnings returns the reasons of the Warning Events about the object named name in ns.
 func (s *Suite) Warnings(ns, name string) []string {
 	GinkgoHelper()
-	var out []string
-	for _, tr := range s.EventsByName(ns, "", name) {
-		if len(tr) > len(corev1.EventTypeWarning)+1 && tr[:len(corev1.EventTypeWarning)+1] == corev1.EventTypeWarning+" " {
-			out = append(out, tr[len(corev1.EventTypeWarning)+1:])
-		}
-	}
-	return out
+	return s.eventsAbout(ns, "", name, func(e corev1.Event) (string, bool) { return e.Reason, e.Type == corev1.EventTypeWarning })
 }
