@@ -139,39 +139,79 @@ func (b *bench) waitQuiet(ctx context.Context, offset int64, quiet, timeout time
 	}
 }
 
+// The steps of an A1 run, in order.
+const (
+	stepReady = iota
+	stepSpec
+	stepIdle
+	stepDelete
+	steps
+)
+
+// a1Steps is what one A1 run logged in each step, and how long each step took.
+type a1Steps struct {
+	events [steps][]harness.AuditEvent
+	window [steps]time.Duration
+}
+
 func (b *bench) a1(ctx context.Context) error {
-	n := b.c.auditN
-	step(fmt.Sprintf("A1: Kubernetes writes from the apiserver's audit log, %d resources of every kind", n))
+	n, runs := b.c.auditN, max(b.c.auditRuns, 1)
+	step(fmt.Sprintf("A1: Kubernetes writes from the apiserver's audit log, %d resources of every kind, %d run(s)", n, runs))
 	if err := b.warmup(ctx, "awarm"); err != nil {
 		return err
 	}
-	quiet, timeout := b.c.auditQuiet, 5*time.Minute
-	_, off, err := b.waitQuiet(ctx, 0, quiet, timeout)
+	_, off, err := b.waitQuiet(ctx, 0, b.c.auditQuiet, 5*time.Minute)
 	if err != nil {
 		return fmt.Errorf("after the warm-up: %w", err)
 	}
-	objs, err := harness.Resources(nsOperator, auditPref, n)
-	if err != nil {
-		return err
-	}
-	r := &A1{N: n, QuietSeconds: quiet.Seconds()}
+	r := &A1{N: n, Runs: runs, QuietSeconds: b.c.auditQuiet.Seconds()}
 	if r.AddonLines, r.AddonFiles, err = goLines(filepath.Join("internal", "addon")); err != nil {
 		return err
+	}
+	var all a1Steps
+	for i := range runs {
+		var one a1Steps
+		if one, off, err = b.a1Run(ctx, fmt.Sprintf("%s%d", auditPref, i), off); err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		for s := range steps {
+			all.events[s] = append(all.events[s], one.events[s]...)
+			all.window[s] += one.window[s]
+		}
+	}
+	total := n * runs
+	r.ToReady = summarize(all.events[stepReady], total, all.window[stepReady])
+	r.SpecChange = summarize(all.events[stepSpec], total, all.window[stepSpec])
+	r.Idle = summarize(all.events[stepIdle], total, all.window[stepIdle])
+	r.Delete = summarize(all.events[stepDelete], total, all.window[stepDelete])
+	b.res.A1 = r
+	fmt.Printf("    A1: %.1f writes per resource to Ready (status %.1f), spec change: %.1f status writes per resource (max %d), idle: %d writes; internal/addon %d lines\n",
+		r.ToReady.PerResource, r.ToReady.PerResourceByKind[wStatus], r.SpecChange.PerResourceByKind[wStatus], r.SpecChange.StatusMaxPerResource, r.Idle.Writes, r.AddonLines)
+	return nil
+}
+
+// a1Run applies auditN resources named after prefix and counts the writes logged from offset
+// on in each step; it returns the offset after the last step.
+func (b *bench) a1Run(ctx context.Context, prefix string, off int64) (a1Steps, int64, error) {
+	var r a1Steps
+	n, quiet, timeout := b.c.auditN, b.c.auditQuiet, 5*time.Minute
+	objs, err := harness.Resources(nsOperator, prefix, n)
+	if err != nil {
+		return r, off, err
 	}
 
 	step(fmt.Sprintf("A1: applying %d resources, counting writes until all Ready and %s without a write", n, quiet))
 	t0 := time.Now()
 	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
-		return err
+		return r, off, err
 	}
 	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, harness.Exited(b.op)); err != nil {
-		return err
+		return r, off, err
 	}
-	ev, off, err := b.waitQuiet(ctx, off, quiet, timeout)
-	if err != nil {
-		return err
+	if r.events[stepReady], off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
+		return r, off, err
 	}
-	r.ToReady = summarize(ev, n, time.Since(t0))
+	r.window[stepReady] = time.Since(t0)
 
 	step(fmt.Sprintf("A1: spec change on every resource (spec.secret.labels gets %s), until every Secret has it and %s without a write", auditLbl, quiet))
 	t0 = time.Now()
@@ -179,7 +219,7 @@ func (b *bench) a1(ctx context.Context) error {
 	if err := harness.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return b.h.Client.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
 	}); err != nil {
-		return err
+		return r, off, err
 	}
 	for _, u := range objs {
 		for {
@@ -189,46 +229,43 @@ func (b *bench) a1(ctx context.Context) error {
 				break
 			}
 			if time.Since(t0) > b.c.timeout {
-				return fmt.Errorf("%s: its Secret has no %s label after %s", harness.Key(u), auditLbl, b.c.timeout)
+				return r, off, fmt.Errorf("%s: its Secret has no %s label after %s", harness.Key(u), auditLbl, b.c.timeout)
 			}
 			if err := harness.Exited(b.op)(); err != nil {
-				return err
+				return r, off, err
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if ev, off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
-		return err
+	if r.events[stepSpec], off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
+		return r, off, err
 	}
-	r.SpecChange = summarize(ev, n, time.Since(t0))
+	r.window[stepSpec] = time.Since(t0)
 
 	step(fmt.Sprintf("A1: idle for %s", b.c.auditIdle))
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return r, off, ctx.Err()
 	case <-time.After(b.c.auditIdle):
 	}
-	if ev, off, err = b.h.AuditEventsSince(off); err != nil {
-		return err
+	if r.events[stepIdle], off, err = b.h.AuditEventsSince(off); err != nil {
+		return r, off, err
 	}
-	r.Idle = summarize(ev, n, b.c.auditIdle)
+	r.window[stepIdle] = b.c.auditIdle
 
 	step("A1: deleting, counting writes until all gone and quiet")
 	t0 = time.Now()
 	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
-		return err
+		return r, off, err
 	}
 	if err := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, harness.Exited(b.op)); err != nil {
-		return err
+		return r, off, err
 	}
-	if ev, _, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
-		return err
+	if r.events[stepDelete], off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
+		return r, off, err
 	}
-	r.Delete = summarize(ev, n, time.Since(t0))
-	b.res.A1 = r
-	fmt.Printf("    A1: %.1f writes per resource to Ready (status %.1f), spec change: %.1f status writes per resource (max %d), idle: %d writes; internal/addon %d lines\n",
-		r.ToReady.PerResource, r.ToReady.PerResourceByKind[wStatus], r.SpecChange.PerResourceByKind[wStatus], r.SpecChange.StatusMaxPerResource, r.Idle.Writes, r.AddonLines)
-	return nil
+	r.window[stepDelete] = time.Since(t0)
+	return r, off, nil
 }
 
 // goLines counts the lines of the non-test Go files of dir (as wc -l).
@@ -260,7 +297,7 @@ func goLines(dir string) (lines, files int, err error) {
 }
 
 func printA1(r *A1) {
-	fmt.Printf("\nKubernetes writes per resource, from the apiserver's audit log (N=%d, internal/addon: %d lines in %d files):\n", r.N, r.AddonLines, r.AddonFiles)
+	fmt.Printf("\nKubernetes writes per resource, from the apiserver's audit log (N=%d, %d run(s); internal/addon: %d lines in %d files):\n", r.N, r.Runs, r.AddonLines, r.AddonFiles)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprint(w, "PHASE\tTOTAL")
 	for _, k := range writeKinds {
@@ -291,7 +328,7 @@ func printA1(r *A1) {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				fmt.Fprintf(w, "    %s\t%.2f\n", k, float64(m[k])/float64(r.N))
+				fmt.Fprintf(w, "    %s\t%.2f\n", k, float64(m[k])/float64(r.N*max(r.Runs, 1)))
 			}
 		}
 		_ = w.Flush()

@@ -39,6 +39,7 @@ import (
 type config struct {
 	assets, only, out, chartOut, workdir string
 	n, idleN, unrelated, p4Runs, auditN  int
+	auditRuns                            int
 	auditQuiet, auditIdle                time.Duration
 	sizes                                []int
 	latency, jitter, delay               time.Duration
@@ -63,6 +64,7 @@ func run() error {
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
 	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,chart")
 	flag.IntVar(&c.auditN, "audit-n", 15, "A1: number of resources (spread over the 14 kinds)")
+	flag.IntVar(&c.auditRuns, "audit-runs", 1, "A1: runs (each with new resources); figures are per resource over all runs")
 	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
 	flag.DurationVar(&c.auditIdle, "audit-idle", 30*time.Second, "A1: idle window (all Ready, nothing changed)")
 	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
