@@ -469,3 +469,54 @@ func TestPublished(t *testing.T) {
 		})
 	}
 }
+
+// TestCreate: plan resolution and the create call, and how each failure is reported.
+func TestCreate(t *testing.T) {
+	catalogue := []clevercloud.Provider{{ID: "azimutt", Plans: []clevercloud.Plan{{ID: "plan_free", Slug: "free", Name: "Free"}}}}
+	cases := []struct {
+		name   string
+		plan   string // spec.instance.plan
+		region string
+		api    *fakeAPI
+		reason string // AddonReady reason ("" created)
+		calls  string
+	}{
+		{"plan slug resolved, add-on created", "free", "par", &fakeAPI{providers: catalogue}, "", "catalogue,create"},
+		{"plan id used as is", "plan_free", "par", &fakeAPI{}, "", "create"},
+		{"no region", "free", "", &fakeAPI{providers: catalogue}, status.ReasonInvalidSpec, ""},
+		{"unknown plan (catalogue read again before saying so)", "huge", "par", &fakeAPI{providers: catalogue}, status.ReasonPlanNotFound, "catalogue,catalogue"},
+		{"catalogue unavailable", "free", "par", &fakeAPI{catErr: apiErr(503)}, status.ReasonAPIUnavailable, "catalogue"},
+		{"create refused (400)", "free", "par", &fakeAPI{providers: catalogue, createErr: apiErr(400)}, status.ReasonInvalidSpec, "catalogue,create"},
+		{"create unanswered (503)", "free", "par", &fakeAPI{providers: catalogue, createErr: apiErr(503)}, status.ReasonAPIUnavailable, "catalogue,create"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := testResource(t, func(u *unstructured.Unstructured) {
+				specPlan.Set(u, c.plan)
+				specRegion.SetOrRemove(u, c.region)
+			})
+			r := &Reconciler{Kind: kind(t, "Azimutt"), Plans: &PlanCache{}, ResyncPeriod: time.Hour}
+			s := r.newPass(context.Background(), u)
+			s.api, s.key = c.api, "k"
+			a, _, err := r.create(context.Background(), s)
+			if calls := strings.Join(c.api.calls, ","); calls != c.calls {
+				t.Fatalf("calls %q, want %q", calls, c.calls)
+			}
+			if c.reason == "" {
+				if err != nil || a == nil || a.Plan.ID != "plan_free" {
+					t.Fatalf("not created: %v %+v", err, a)
+				}
+				if len(s.events) != 1 || s.events[0].reason != EventAddonCreated {
+					t.Fatalf("events %v", s.events)
+				}
+				return
+			}
+			if err == nil || a != nil {
+				t.Fatalf("created anyway: %+v", a)
+			}
+			if got, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady); got.Reason != c.reason {
+				t.Fatalf("AddonReady reason %q (%s), want %q", got.Reason, got.Message, c.reason)
+			}
+		})
+	}
+}

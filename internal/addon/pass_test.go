@@ -30,7 +30,14 @@ type fakeAPI struct {
 	listErr   error
 	envErr    error
 	createErr error
+	providers []clevercloud.Provider
+	catErr    error
 	calls     []string
+}
+
+func (a *fakeAPI) ListProvidersForOwner(context.Context, string) ([]clevercloud.Provider, error) {
+	a.calls = append(a.calls, "catalogue")
+	return a.providers, a.catErr
 }
 
 func (a *fakeAPI) GetAddon(_ context.Context, _, id string) (*clevercloud.Addon, error) {
