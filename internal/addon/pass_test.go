@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,5 +296,50 @@ func TestNoChangeNoWrite(t *testing.T) {
 	s := h.r.newPass(context.Background(), u.DeepCopy())
 	if err := h.r.commit(context.Background(), s); err != nil || s.writes != 0 || h.statusWrites != 0 {
 		t.Fatalf("empty pass: writes %d err %v", h.statusWrites, err)
+	}
+}
+
+// TestMarkedNewIsAFirstPass: a resource whose engine finalizer the Helm side's client added
+// (MarkNew) is treated as one the engine put it on: no organisation-wide lookup by name before
+// creating; a later pass does look.
+func TestMarkedNewIsAFirstPass(t *testing.T) {
+	k, u := testResource(t, func(u *unstructured.Unstructured) {
+		u.SetUID("uid-marked")
+		u.SetFinalizers([]string{HelmUninstallFinalizer, "api.clever-cloud.com/azimutt"})
+	})
+	api := &fakeAPI{createErr: apiErr(503)}
+	h := newHarness(t, k, api, u)
+	MarkNew(u.GetUID())(true)
+	h.pass(t, u)
+	if calls := strings.Join(api.calls, ","); calls != "create" {
+		t.Fatalf("calls %q: a marked resource is new, no list before the create", calls)
+	}
+	api.calls = nil
+	h.pass(t, u)
+	if calls := strings.Join(api.calls, ","); calls != "list,create" {
+		t.Fatalf("calls %q: after a create whose answer was lost, the next pass looks first", calls)
+	}
+}
+
+// TestNewMarkSettledByTheWrite: only a write that succeeded makes the resource new; a pass
+// that sees the mark while the write is in flight waits for its outcome.
+func TestNewMarkSettledByTheWrite(t *testing.T) {
+	ctx := context.Background()
+	MarkNew("uid-failed")(false)
+	if takeNew(ctx, "uid-failed") {
+		t.Fatal("a failed write made the resource new")
+	}
+	settle := MarkNew("uid-inflight")
+	go func() { time.Sleep(20 * time.Millisecond); settle(true) }()
+	if !takeNew(ctx, "uid-inflight") {
+		t.Fatal("the pass did not wait for the write in flight")
+	}
+	if takeNew(ctx, "uid-inflight") {
+		t.Fatal("a mark is taken once")
+	}
+	settle = MarkNew("uid-late-fail")
+	go func() { time.Sleep(20 * time.Millisecond); settle(false) }()
+	if takeNew(ctx, "uid-late-fail") {
+		t.Fatal("a write in flight that failed made the resource new")
 	}
 }

@@ -172,14 +172,20 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		r.forget(s.obj)
 		return r.finalize(ctx, s)
 	}
+	cached := controllerutil.ContainsFinalizer(s.obj, r.Kind.Finalizer())
 	added, err := r.ensureFinalizer(ctx, s.obj)
 	if err != nil {
 		return err
 	}
+	if !cached && s.obj.GetDeletionTimestamp() == nil {
+		s.reset(s.obj) // read live by ensureFinalizer: snapshot what the API server answered
+	}
 	if added {
+		dropNew(s.obj.GetUID())
+	}
+	if added || takeNew(ctx, s.obj.GetUID()) {
 		r.fresh.Store(s.obj.GetUID(), struct{}{})
 		s.first = true
-		s.reset(s.obj) // snapshot what the API server answered
 	}
 	s.syncPause = pausedChanged(s.obj)
 	if rotationRequested(s.obj) {
@@ -201,8 +207,74 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	return r.provision(ctx, s)
 }
 
+// Resources whose engine finalizer the Helm side's client adds with its own
+// (internal/hybrid.StatusClient): like the ones the engine puts it on, no operator had worked
+// on them, and the engine's next pass over one is its first pass. The mark is taken before
+// that write and settled by its outcome, so the engine never trusts a write that failed (an
+// earlier engine pass may have added the finalizer and created the add-on) and never misses
+// one that succeeded (its live read may see the finalizer before the mark is settled).
+var (
+	newMu    sync.Mutex
+	newMarks = map[types.UID]*newMark{}
+)
+
+type newMark struct {
+	done      chan struct{}
+	confirmed bool
+}
+
+// MarkNew records that a write about to add the engine's finalizer to a resource that has
+// none may make it new; settle must be called with the write's outcome.
+func MarkNew(uid types.UID) (settle func(written bool)) {
+	m := &newMark{done: make(chan struct{})}
+	newMu.Lock()
+	newMarks[uid] = m
+	newMu.Unlock()
+	return func(written bool) {
+		newMu.Lock()
+		m.confirmed = written
+		if !written && newMarks[uid] == m {
+			delete(newMarks, uid)
+		}
+		newMu.Unlock()
+		close(m.done)
+	}
+}
+
+// takeNew says (once) whether uid was marked new by a write that succeeded, waiting for a
+// write in flight to settle.
+func takeNew(ctx context.Context, uid types.UID) bool {
+	newMu.Lock()
+	m := newMarks[uid]
+	newMu.Unlock()
+	if m == nil {
+		return false
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return false
+	case <-time.After(10 * time.Second):
+		return false
+	}
+	newMu.Lock()
+	defer newMu.Unlock()
+	if newMarks[uid] != m {
+		return false
+	}
+	delete(newMarks, uid)
+	return m.confirmed
+}
+
+func dropNew(uid types.UID) {
+	newMu.Lock()
+	delete(newMarks, uid)
+	newMu.Unlock()
+}
+
 // forget drops what the engine remembers of a resource being deleted.
 func (r *Reconciler) forget(obj *unstructured.Unstructured) {
+	dropNew(obj.GetUID())
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
@@ -295,8 +367,14 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 			return err
 		}
 		before := live.GetFinalizers()
-		if live.GetDeletionTimestamp() != nil || !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
+		if live.GetDeletionTimestamp() != nil {
 			obj.SetFinalizers(before)
+			return nil
+		}
+		if !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
+			// Added meanwhile (by the Helm side's client, with its own): the pass starts
+			// from this live copy, whose resourceVersion the cache may not have yet.
+			obj.Object = live.Object
 			return nil
 		}
 		controllerutil.AddFinalizer(live, HelmUninstallFinalizer)

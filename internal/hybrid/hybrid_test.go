@@ -402,3 +402,54 @@ func TestHelmWriteThatOnlyReordersConditionsIsNotSent(t *testing.T) {
 		t.Fatalf("a write that only reorders the conditions was sent")
 	}
 }
+
+// updateRecorder records the resource updates that reach the API server.
+type updateRecorder struct {
+	client.Client
+	fail    error
+	updated []*unstructured.Unstructured
+}
+
+func (r *updateRecorder) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+	if r.fail != nil {
+		return r.fail
+	}
+	r.updated = append(r.updated, obj.(*unstructured.Unstructured).DeepCopy())
+	return nil
+}
+
+// TestHelmFinalizerWriteCarriesTheEngines: Helm adding its uninstall finalizer to a new
+// resource adds the engine's in the same write; never on a resource being deleted.
+func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
+	kind, _ := addon.KindFor(addon.Kinds[0].GVK)
+	cases := []struct {
+		name       string
+		finalizers []string
+		deleting   bool
+		want       int // finalizers sent
+	}{
+		{"new resource: both in one write", []string{addon.HelmUninstallFinalizer}, false, 2},
+		{"engine's already there", []string{kind.Finalizer(), addon.HelmUninstallFinalizer}, false, 2},
+		{"being deleted: untouched", []string{addon.HelmUninstallFinalizer}, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(kind.GVK)
+			u.SetName("db")
+			u.SetUID("uid-helm")
+			u.SetFinalizers(c.finalizers)
+			if c.deleting {
+				now := metav1.Now()
+				u.SetDeletionTimestamp(&now)
+			}
+			rec := &updateRecorder{}
+			if err := NewStatusClient(rec, kind).Update(context.Background(), u); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.updated) != 1 || len(rec.updated[0].GetFinalizers()) != c.want {
+				t.Fatalf("sent %v", rec.updated)
+			}
+		})
+	}
+}

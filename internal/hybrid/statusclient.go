@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -47,6 +48,23 @@ func (c *StatusClient) WithRecorder(r record.EventRecorder) *StatusClient {
 // NewStatusClient wraps c.
 func NewStatusClient(c client.Client, kind *addon.Kind) *StatusClient {
 	return &StatusClient{Client: c, kind: kind, now: time.Now}
+}
+
+// Update adds, when Helm's reconciler adds its uninstall finalizer to a resource that does not
+// carry the engine's finalizer yet, the engine's finalizer in the same write (one write to the
+// new resource instead of two, and no conflict between them). Once that write succeeded (an
+// optimistic one: the resource had no engine finalizer, so no operator had created anything
+// for it), the engine is told the resource is new (addon.MarkNew, settled by the write's
+// outcome), as if it had added the finalizer itself.
+func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if c.kind == nil || obj.GetDeletionTimestamp() != nil || !controllerutil.ContainsFinalizer(obj, addon.HelmUninstallFinalizer) ||
+		!controllerutil.AddFinalizer(obj, c.kind.Finalizer()) {
+		return c.Client.Update(ctx, obj, opts...)
+	}
+	settle := addon.MarkNew(obj.GetUID())
+	err := c.Client.Update(ctx, obj, opts...)
+	settle(err == nil)
+	return err
 }
 
 // Status returns the wrapped status writer.
