@@ -8,9 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -23,43 +21,40 @@ import (
 // Secret) goes away. A 404 means already gone only once a call that only the real API answers
 // confirms it (confirmGone). The live object is read first: a stale cached copy must not
 // cause a second DELETE.
-func (r *Reconciler) finalize(ctx context.Context, cached *unstructured.Unstructured) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(cached, r.Kind.Finalizer()) {
-		return ctrl.Result{}, nil
+func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
+	if !controllerutil.ContainsFinalizer(s.obj, r.Kind.Finalizer()) {
+		return nil
 	}
-	obj := r.newObject()
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	live := r.newObject()
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), live); err != nil {
+		return client.IgnoreNotFound(err)
 	}
+	s.reset(live)
+	obj := s.obj
 	if !controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
-		return ctrl.Result{}, nil
+		return nil
 	}
-	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-	addonID, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
-
-	if r.deletionPolicy(ctx, obj, lifecycleOf(obj)) == DeletionPolicyOrphan {
-		what := addonID
-		if what == "" {
-			what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
-		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonOrphaned,
-			"Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org)
-		return r.release(ctx, obj)
+	org := s.org
+	addonID := statusAddon.String(obj)
+	what := addonID
+	if what == "" {
+		what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
 	}
 
+	if r.deletionPolicy(ctx, obj, s.life) == DeletionPolicyOrphan {
+		s.event(corev1.EventTypeNormal, EventAddonOrphaned,
+			fmt.Sprintf("Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org))
+		return r.release(ctx, s)
+	}
 	if obj.GetAnnotations()[AnnotationSkipDeprovision] == "true" {
-		what := addonID
-		if what == "" {
-			what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
-		}
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventAddonLeftBehind,
-			"Annotation %s=true: add-on %s in organisation %s was NOT deleted and is still billed; delete it at Clever Cloud if it is no longer needed", AnnotationSkipDeprovision, what, org)
-		return r.release(ctx, obj)
+		s.event(corev1.EventTypeWarning, EventAddonLeftBehind,
+			fmt.Sprintf("Annotation %s=true: add-on %s in organisation %s was NOT deleted and is still billed; delete it at Clever Cloud if it is no longer needed", AnnotationSkipDeprovision, what, org))
+		return r.release(ctx, s)
 	}
 
 	api, _, err := r.Credentials.For(ctx, obj.GetNamespace())
 	if err != nil {
-		return r.failDelete(ctx, obj, fmt.Sprintf("cannot delete the add-on: no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
+		return s.failDelete(fmt.Sprintf("cannot delete the add-on: no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
 	if addonID == "" && ValidOwnerID(org) {
 		// Never recorded (crash after create, or created by another operator): look it up by
@@ -69,10 +64,10 @@ func (r *Reconciler) finalize(ctx context.Context, cached *unstructured.Unstruct
 		list, err := api.ListAddons(ctx, org)
 		if err != nil {
 			if !clevercloud.IsNotFound(err) {
-				return r.failDeleteAPI(ctx, obj, err)
+				return s.failDeleteAPI(err)
 			}
-			if gone, why := r.ownerUnknown(ctx, api, org); !gone {
-				return r.deletionUnconfirmed(ctx, obj, fmt.Sprintf("listing the add-ons of organisation %s answered 404, which does not prove that no add-on named %s exists (%s)", org, r.Kind.AddonName(string(obj.GetUID())), why))
+			if gone, why := ownerUnknown(ctx, api); !gone {
+				return s.deletionUnconfirmed(fmt.Sprintf("listing the add-ons of organisation %s answered 404, which does not prove that no add-on named %s exists (%s)", org, r.Kind.AddonName(string(obj.GetUID())), why))
 			}
 		}
 		for _, a := range list {
@@ -88,24 +83,24 @@ func (r *Reconciler) finalize(ctx context.Context, cached *unstructured.Unstruct
 		case err == nil:
 			// Any 2xx (the API answers 200 with a JSON message) is success.
 		case clevercloud.IsNotFound(err):
-			if gone, why := r.confirmGone(ctx, api, org, addonID); !gone {
-				return r.deletionUnconfirmed(ctx, obj, fmt.Sprintf("deleting add-on %s answered 404, but %s", addonID, why))
+			if gone, why := confirmGone(ctx, api, org, addonID); !gone {
+				return s.deletionUnconfirmed(fmt.Sprintf("deleting add-on %s answered 404, but %s", addonID, why))
 			}
 		case deletionRefused(err):
-			return r.deletionDeferred(ctx, obj, addonID, err)
+			return s.deletionDeferred(addonID, err)
 		default:
-			return r.failDeleteAPI(ctx, obj, err)
+			return s.failDeleteAPI(err)
 		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonDeleted, "Deleted managed %s instance %s on Clever Cloud", r.Kind.Noun, addonID)
+		s.event(corev1.EventTypeNormal, EventAddonDeleted, fmt.Sprintf("Deleted managed %s instance %s on Clever Cloud", r.Kind.Noun, addonID))
 	}
-	return r.release(ctx, obj)
+	return r.release(ctx, s)
 }
 
 // confirmGone decides whether a 404 on an add-on proves it is gone. Only an answer that the
 // real API alone gives counts: the organisation's add-on list (200) without the add-on, or,
 // when the list itself answers 404, GET /v2/self answering 200 (the API is reached and does
 // not know the organisation, so nothing lives in it). why explains a refusal.
-func (r *Reconciler) confirmGone(ctx context.Context, api API, org, addonID string) (gone bool, why string) {
+func confirmGone(ctx context.Context, api API, org, addonID string) (gone bool, why string) {
 	list, err := api.ListAddons(ctx, org)
 	switch {
 	case err == nil:
@@ -116,7 +111,7 @@ func (r *Reconciler) confirmGone(ctx context.Context, api API, org, addonID stri
 		}
 		return true, ""
 	case clevercloud.IsNotFound(err):
-		return r.ownerUnknown(ctx, api, org)
+		return ownerUnknown(ctx, api)
 	default:
 		return false, "confirming it through the organisation's add-on list failed: " + apiMessage(err)
 	}
@@ -124,7 +119,7 @@ func (r *Reconciler) confirmGone(ctx context.Context, api API, org, addonID stri
 
 // ownerUnknown: the owner's add-on list answered 404; only GET /v2/self answering 200 shows
 // that this is Clever Cloud saying it does not know the organisation.
-func (r *Reconciler) ownerUnknown(ctx context.Context, api API, org string) (bool, string) {
+func ownerUnknown(ctx context.Context, api API) (bool, string) {
 	if _, err := api.Self(ctx); err != nil {
 		return false, fmt.Sprintf("the organisation's add-on list answered 404 too and GET /v2/self failed (%s): the endpoint in use does not look like the Clever Cloud API", apiMessage(err))
 	}
@@ -151,77 +146,62 @@ func deletionBackoff(waited time.Duration) time.Duration {
 	return min(max(waited/2, time.Second), 5*time.Minute)
 }
 
-func (r *Reconciler) deletionWait(obj *unstructured.Unstructured) time.Duration {
-	if ts := obj.GetDeletionTimestamp(); ts != nil {
-		return deletionBackoff(r.now().Sub(ts.Time))
+func (s *pass) deletionWait() time.Duration {
+	if ts := s.obj.GetDeletionTimestamp(); ts != nil {
+		return deletionBackoff(s.now().Sub(ts.Time))
 	}
 	return deletionBackoff(0)
 }
 
 // deletionUnconfirmed keeps the finalizer after a 404 nothing confirmed, says so (condition
 // DeletionUnconfirmed and a Warning event when the message changes) and tries again later.
-func (r *Reconciler) deletionUnconfirmed(ctx context.Context, obj *unstructured.Unstructured, msg string) (ctrl.Result, error) {
+func (s *pass) deletionUnconfirmed(msg string) error {
 	msg += fmt.Sprintf("; the resource is kept (finalizer) and the deletion retried until Clever Cloud confirms (check the API endpoint; to release it without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
-	return r.deletionWaiting(ctx, obj, status.ReasonDeletionUnconfirmed, msg)
+	return s.deletionWaiting(status.ReasonDeletionUnconfirmed, msg)
 }
 
 // deletionDeferred: Clever Cloud refused the deletion for now (still provisioning).
-func (r *Reconciler) deletionDeferred(ctx context.Context, obj *unstructured.Unstructured, addonID string, err error) (ctrl.Result, error) {
+func (s *pass) deletionDeferred(addonID string, err error) error {
 	msg := fmt.Sprintf("Clever Cloud refused to delete add-on %s for now (%s); it is probably still being provisioned; retrying with a growing delay", addonID, apiMessage(err))
-	return r.deletionWaiting(ctx, obj, status.ReasonDeletionDeferred, msg)
+	return s.deletionWaiting(status.ReasonDeletionDeferred, msg)
 }
 
-func (r *Reconciler) deletionWaiting(ctx context.Context, obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
-	if r.Metrics != nil {
-		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, reason).Inc()
+func (s *pass) deletionWaiting(reason, msg string) error {
+	s.countError(reason)
+	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, reason, msg) {
+		s.event(corev1.EventTypeWarning, reason, msg)
 	}
-	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, reason, msg, r.now())
-	}); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
-	}
-	if old.Reason != reason || old.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	}
-	return ctrl.Result{RequeueAfter: r.deletionWait(obj)}, nil
+	return stop(ctrl.Result{RequeueAfter: s.deletionWait()})
 }
 
 // release removes the source Secret (credentials must not outlive the add-on) and the
 // finalizer; the Helm reconciler then uninstalls the release and the resource goes away.
-func (r *Reconciler) release(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
-	if err := r.deleteSource(ctx, obj); err != nil {
-		return ctrl.Result{}, err
+// Nothing is written to the resource's status after that.
+func (r *Reconciler) release(ctx context.Context, s *pass) error {
+	if err := r.deleteSource(ctx, s.obj); err != nil {
+		return err
 	}
-	if err := r.removeFinalizer(ctx, obj); err != nil {
-		return ctrl.Result{}, err
+	if err := r.removeFinalizer(ctx, s.obj); err != nil {
+		return err
 	}
-	if r.Metrics != nil && obj.GetDeletionTimestamp() != nil {
-		r.Metrics.DeletionDuration.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetDeletionTimestamp().Time).Seconds())
+	s.released = true
+	if r.Metrics != nil && s.obj.GetDeletionTimestamp() != nil {
+		r.Metrics.DeletionDuration.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(s.obj.GetDeletionTimestamp().Time).Seconds())
 	}
-	return ctrl.Result{}, nil
+	return nil
 }
 
-func (r *Reconciler) failDeleteAPI(ctx context.Context, obj *unstructured.Unstructured, err error) (ctrl.Result, error) {
-	if r.Metrics != nil {
-		r.Metrics.ReconcileErrors.WithLabelValues(r.Kind.GVK.Kind, status.ReasonDeleteFailed).Inc()
-	}
-	return r.failDelete(ctx, obj, "deleting the add-on at Clever Cloud failed: "+apiMessage(err), err)
+func (s *pass) failDeleteAPI(err error) error {
+	s.countError(status.ReasonDeleteFailed)
+	return s.failDelete("deleting the add-on at Clever Cloud failed: "+apiMessage(err), err)
 }
 
 // failDelete reports a deletion that cannot proceed (reason DeleteFailed) and how to release
 // the resource anyway; the work queue retries with backoff.
-func (r *Reconciler) failDelete(ctx context.Context, obj *unstructured.Unstructured, msg string, cause error) (ctrl.Result, error) {
+func (s *pass) failDelete(msg string, cause error) error {
 	msg += fmt.Sprintf(" (to release the resource without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
-	reason := status.ReasonDeleteFailed
-	old, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, reason, msg, r.now())
-	}); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonDeleteFailed, msg) {
+		s.event(corev1.EventTypeWarning, status.ReasonDeleteFailed, msg)
 	}
-	if old.Reason != reason || old.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	}
-	return ctrl.Result{}, cause
+	return stopRetry(cause)
 }

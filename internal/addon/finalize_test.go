@@ -97,7 +97,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			r := &Reconciler{Kind: k, Client: cl, APIReader: cl, Recorder: rec, Credentials: staticCredentials{c.api}, Plans: &PlanCache{}}
 
-			res, err := r.finalize(context.Background(), u)
+			res, err := r.reconcileObject(context.Background(), u)
 			if err != nil {
 				t.Fatalf("finalize: %v (a refused or unconfirmed deletion is not an error loop)", err)
 			}
@@ -129,7 +129,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 				t.Fatal("no Warning event")
 			}
 			// Asked again with the same answer: the same condition, no second event.
-			if _, err := r.finalize(context.Background(), live); err != nil {
+			if _, err := r.reconcileObject(context.Background(), live); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -190,8 +190,8 @@ func TestOperatorActions(t *testing.T) {
 		condition   string
 	}{
 		{"no spec.version: nothing", "Keycloak", "", nil, offered, "", 0, 0, ""},
-		{"runs the version asked for", "Keycloak", "26.1.4", nil, offered, "", 0, 0, "False/" + ReasonVersionUpToDate},
-		{"offered: one update", "Keycloak", "26.2.5", nil, offered, "26.2.5", 0, 0, "True/" + ReasonVersionUpdated},
+		{"runs the version asked for", "Keycloak", "26.1.4", nil, offered, "", 0, 0, "False/" + status.ReasonVersionUpToDate},
+		{"offered: one update", "Keycloak", "26.2.5", nil, offered, "26.2.5", 0, 0, "True/" + status.ReasonVersionUpdated},
 		{"not offered: named, nothing called", "Keycloak", "99.0.0", nil, offered, "", 0, 0, "False/" + status.ReasonVersionNotAvailable},
 		{"Matomo has no version update", "Matomo", "5.4.0", nil, nil, "", 0, 0, "False/" + status.ReasonVersionNotAvailable},
 		{"reboot and rebuild once per value", "Otoroshi", "", map[string]string{AnnotationRebootRequestedAt: "r1", AnnotationRebuildRequestedAt: "b1"}, offered, "", 1, 1, ""},
@@ -228,9 +228,15 @@ func TestOperatorActions(t *testing.T) {
 			}
 			addon := &clevercloud.Addon{ID: "addon_1", RealID: "x_1"}
 			for range 2 { // a second pass with nothing new calls nothing again
-				if _, handled, err := r.operatorActions(context.Background(), api, live(), addon); err != nil || handled {
-					t.Fatalf("handled=%v err=%v", handled, err)
+				s := r.newPass(context.Background(), live())
+				s.api = api
+				if err := r.operatorActions(context.Background(), s, addon); err != nil {
+					t.Fatalf("stopped the pass: %v", err)
 				}
+				if err := r.commit(context.Background(), s); err != nil {
+					t.Fatal(err)
+				}
+				r.flushEvents(s)
 			}
 			if got := strings.Join(api.updates, ","); got != c.updates {
 				t.Errorf("updates %q, want %q", got, c.updates)
@@ -239,7 +245,7 @@ func TestOperatorActions(t *testing.T) {
 				t.Errorf("reboots %d rebuilds %d, want %d %d", api.reboots, api.rebuilds, c.reboots, c.rebuilds)
 			}
 			got := ""
-			if cond, ok := status.Find(status.Conditions(live()), TypeVersionUpdate); ok {
+			if cond, ok := status.Find(status.Conditions(live()), status.TypeVersionUpdate); ok {
 				got = cond.Status + "/" + cond.Reason
 				if c.condition == "False/"+status.ReasonVersionNotAvailable && !strings.Contains(cond.Message, "26.2.5") && c.kind == "Keycloak" {
 					t.Errorf("the message does not name the offered versions: %s", cond.Message)

@@ -180,7 +180,7 @@ func (k *Kind) Region(obj *unstructured.Unstructured) (string, error) {
 	if k.FixedRegion != "" {
 		return k.FixedRegion, nil
 	}
-	r, _, _ := unstructured.NestedString(obj.Object, "spec", "instance", "region")
+	r := specRegion.String(obj)
 	if r == "" {
 		return "", &SpecError{Msg: "spec.instance.region is required"}
 	}
@@ -189,8 +189,7 @@ func (k *Kind) Region(obj *unstructured.Unstructured) (string, error) {
 
 // SpecPlan returns spec.instance.plan as written by the user.
 func (k *Kind) SpecPlan(obj *unstructured.Unstructured) string {
-	p, _, _ := unstructured.NestedString(obj.Object, "spec", "instance", "plan")
-	return p
+	return specPlan.String(obj)
 }
 
 // Options builds the create options from the spec. The version is turned into the API's
@@ -199,8 +198,8 @@ func (k *Kind) SpecPlan(obj *unstructured.Unstructured) string {
 func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, error) {
 	var o clevercloud.Options
 	if k.VersionCode != nil {
-		ver, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "options", "version")
-		if err != nil || !found {
+		ver, found := specOptionsVersion.Value(obj)
+		if !found {
 			return o, &SpecError{Msg: "spec.options.version is required"}
 		}
 		code, ok := toInt64(ver)
@@ -213,17 +212,16 @@ func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, err
 		// spec.version (a version string as Clever Cloud names it, e.g. 26.2.5): chosen at
 		// creation with options.version; an unknown one is refused by the API, whose message
 		// lists the versions it offers.
-		o.Version, _, _ = unstructured.NestedString(obj.Object, "spec", "version")
+		o.Version = specVersion.String(obj)
 	}
 	if k.Encryption {
-		enc, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "encryption")
-		o.Encryption = fmt.Sprintf("%t", enc)
+		o.Encryption = fmt.Sprintf("%t", specEncryption.Bool(obj))
 	}
 	if k.ElasticServices {
-		if kibana, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "kibana"); kibana {
+		if specKibana.Bool(obj) {
 			o.Kibana = "true"
 		}
-		if apm, _, _ := unstructured.NestedBool(obj.Object, "spec", "options", "apm"); apm {
+		if specAPM.Bool(obj) {
 			o.APM = "true"
 		}
 	}
@@ -257,7 +255,7 @@ func versionCodeOf(v string) (int64, bool) {
 
 // Variables returns spec.variables of a ConfigProvider.
 func (k *Kind) Variables(obj *unstructured.Unstructured) map[string]string {
-	vars, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "variables")
+	vars := specVariables.StringMap(obj)
 	if vars == nil {
 		vars = map[string]string{}
 	}

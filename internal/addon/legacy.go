@@ -3,10 +3,10 @@ package addon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -27,7 +27,8 @@ const EventSecretAdopted = "SecretAdopted"
 // already names this very resource (same UID) among its owners and that no Helm release
 // claims is adopted; any other existing Secret is left untouched and Helm reports the
 // conflict (SecretConflict).
-func (r *Reconciler) adoptLegacySecret(ctx context.Context, obj *unstructured.Unstructured) error {
+func (r *Reconciler) adoptLegacySecret(ctx context.Context, s *pass) error {
+	obj := s.obj
 	if _, fresh := r.fresh.Load(obj.GetUID()); fresh {
 		return nil // this process put the finalizer on: the Rust operator never handled it
 	}
@@ -36,15 +37,15 @@ func (r *Reconciler) adoptLegacySecret(ctx context.Context, obj *unstructured.Un
 	if err := r.Client.Get(ctx, key, cached); err == nil {
 		return nil // labelled as ours: already rendered by the Helm release
 	}
-	s := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, key, s); err != nil {
+	sec := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, key, sec); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if s.Annotations[helmReleaseNameAnnot] != "" || s.Labels[helmManagedByLabel] != "" {
+	if sec.Annotations[helmReleaseNameAnnot] != "" || sec.Labels[helmManagedByLabel] != "" {
 		return nil
 	}
 	ownedByUs := false
-	for _, o := range s.OwnerReferences {
+	for _, o := range sec.OwnerReferences {
 		if o.UID == obj.GetUID() {
 			ownedByUs = true
 		}
@@ -56,12 +57,12 @@ func (r *Reconciler) adoptLegacySecret(ctx context.Context, obj *unstructured.Un
 		"labels":      map[string]string{helmManagedByLabel: "Helm"},
 		"annotations": map[string]string{helmReleaseNameAnnot: r.Kind.ReleaseName(obj.GetName()), helmReleaseNamespaceAnn: obj.GetNamespace()},
 	}})
-	if err := r.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.Client.Patch(ctx, sec, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return err
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventSecretAdopted, "Secret %s, written by the previous operator for this resource, is now managed by this operator", key.Name)
+	s.event(corev1.EventTypeNormal, EventSecretAdopted, fmt.Sprintf("Secret %s, written by the previous operator for this resource, is now managed by this operator", key.Name))
 	return nil
 }

@@ -46,15 +46,14 @@ type lifecycle struct {
 
 func lifecycleOf(obj *unstructured.Unstructured) lifecycle {
 	l := lifecycle{}
-	l.bindID, _, _ = unstructured.NestedString(obj.Object, "spec", "addonId")
+	l.bindID = specAddonID.String(obj)
 	ann := obj.GetAnnotations()
 	if l.bindID == "" {
 		l.bindID = ann[AnnotationAddonID]
 	}
-	mp, _, _ := unstructured.NestedString(obj.Object, "spec", "managementPolicy")
-	l.observeOnly = mp == "ObserveOnly"
+	l.observeOnly = specManagementPolicy.String(obj) == "ObserveOnly"
 	l.paused = ann[AnnotationPaused] == "true"
-	l.deletion, _, _ = unstructured.NestedString(obj.Object, "spec", "deletionPolicy")
+	l.deletion = specDeletionPolicy.String(obj)
 	if v := ann[AnnotationOnAddonMissing]; v == OnMissingRecreate || v == OnMissingReport {
 		l.onMissing = v
 	}

@@ -2,7 +2,6 @@ package addon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,16 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// Condition and events of migrations.
+// Events of migrations (the condition, Migrating, and its reasons are in internal/status).
 const (
-	TypeMigrating           = "Migrating"
-	ReasonMigrating         = "Migrating"
-	ReasonMigrated          = "Migrated"
-	ReasonMigrationFailed   = "MigrationFailed"
 	EventMigrationStarted   = "MigrationStarted"
 	EventMigrationSucceeded = "MigrationSucceeded"
 	EventMigrationFailed    = "MigrationFailed"
@@ -32,47 +28,19 @@ const (
 )
 
 // migrationState is the engine's record of the last migration (status.migration).
-type migrationState struct {
-	ID, Status, Step, Message, Target string
-	Generation                        int64
-}
-
-func migrationOf(obj *unstructured.Unstructured) (migrationState, bool) {
-	m, found, _ := unstructured.NestedMap(obj.Object, "status", "migration")
-	if !found {
-		return migrationState{}, false
-	}
-	st := migrationState{}
-	st.ID, _ = m["id"].(string)
-	st.Status, _ = m["status"].(string)
-	st.Step, _ = m["step"].(string)
-	st.Message, _ = m["message"].(string)
-	st.Target, _ = m["target"].(string)
-	switch g := m["generation"].(type) {
-	case int64:
-		st.Generation = g
-	case float64:
-		st.Generation = int64(g)
-	}
-	return st, true
-}
-
-func (m migrationState) set(u *unstructured.Unstructured) {
-	v := map[string]any{"id": m.ID, "status": m.Status, "generation": m.Generation}
-	for k, s := range map[string]string{"step": m.Step, "message": m.Message, "target": m.Target} {
-		if s != "" {
-			v[k] = s
-		}
-	}
-	_ = unstructured.SetNestedMap(u.Object, v, "status", "migration")
-}
+type migrationState = shared.MigrationStatus
 
 // currentVersion is the add-on's version: as recorded in status, else from its env (every
 // migratable kind publishes a *_VERSION variable; the first in name order is used).
 func currentVersion(obj *unstructured.Unstructured, env map[string]string) string {
-	if v, _, _ := unstructured.NestedString(obj.Object, "status", "version"); v != "" {
+	if v := statusVersion.String(obj); v != "" {
 		return v
 	}
+	return envVersion(env)
+}
+
+// envVersion is the version an add-on's env publishes (its first *_VERSION variable).
+func envVersion(env map[string]string) string {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		if strings.HasSuffix(k, "_VERSION") {
@@ -91,25 +59,55 @@ func sameVersion(want, actual string) bool {
 	return want == actual || strings.HasPrefix(actual, want+".") || clevercloud.CompareVersions(want, actual) == 0
 }
 
+// migrationChoice is what to do about an existing add-on's plan, region and version.
+type migrationChoice int
+
+const (
+	migrationNone   migrationChoice = iota // all equal: nothing to do
+	migrationStart                         // start a migration to target
+	migrationFailed                        // this target already failed for this generation: wait for a new spec
+	migrationPaused                        // a change is due but the resource is paused
+)
+
+// migrationTarget is what the spec asks of an existing add-on.
+type migrationTarget struct{ plan, region, version string }
+
+func (t migrationTarget) String() string {
+	return fmt.Sprintf("plan %s, region %s, version %s", t.plan, t.region, t.version)
+}
+
+// chooseMigration compares the add-on (plan, region, version as it runs) with the target and
+// the last migration recorded. want.version "" (or the same version) keeps the current one.
+func chooseMigration(addon *clevercloud.Addon, version string, want migrationTarget, last *migrationState, generation int64, paused bool) (migrationChoice, migrationTarget) {
+	if want.version == "" || sameVersion(want.version, version) {
+		want.version = version
+	}
+	if want.plan == addon.Plan.ID && strings.EqualFold(want.region, addon.Region) && want.version == version {
+		return migrationNone, want
+	}
+	if last != nil && last.Generation == generation && last.Target == want.String() {
+		return migrationFailed, want
+	}
+	if paused {
+		return migrationPaused, want
+	}
+	return migrationStart, want
+}
+
 // migrate applies a change of plan, version or region to an existing add-on through a
-// Clever Cloud migration, one at a time. handled is true while the pass must stop here (a
-// migration runs or was just started); the old add-on keeps serving, so Ready is untouched.
-func (r *Reconciler) migrate(ctx context.Context, api API, key string, obj *unstructured.Unstructured, org string, addon *clevercloud.Addon) (ctrl.Result, bool, error) {
+// Clever Cloud migration, one at a time. It ends the pass while a migration runs or was just
+// started; the old add-on keeps serving, so Ready is untouched.
+func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Addon) error {
+	obj, api, org := s.obj, s.api, s.org
 	last, hasLast := migrationOf(obj)
-	if hasLast && last.Status == clevercloud.MigrationRunning || hasLast && last.Status == clevercloud.MigrationRecovering {
-		return r.pollMigration(ctx, api, obj, org, addon, last)
+	if hasLast && (last.Status == clevercloud.MigrationRunning || last.Status == clevercloud.MigrationRecovering) {
+		return r.pollMigration(ctx, s, addon, last)
 	}
 	planID := addon.Plan.ID
 	var err error
 	if r.Kind.PlanFromSpec() {
-		if planID, err = r.Plans.Resolve(ctx, api, key, org, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
-			var se *SpecError
-			if errors.As(err, &se) {
-				res, err := r.fail(ctx, obj, status.ReasonPlanNotFound, se.Msg, nil)
-				return res, true, err
-			}
-			res, err := r.failAPI(ctx, obj, "resolving the plan", err)
-			return res, true, err
+		if planID, err = r.Plans.Resolve(ctx, api, s.key, org, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
+			return s.failSpecOrAPI(err, status.ReasonPlanNotFound, "resolving the plan")
 		}
 	}
 	region := addon.Region
@@ -117,45 +115,35 @@ func (r *Reconciler) migrate(ctx context.Context, api API, key string, obj *unst
 		region, _ = r.Kind.Region(obj)
 	}
 	if _, err := r.Kind.Options(obj); err != nil {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
-	opts, err := r.options(ctx, api, key, org, obj, planID)
+	opts, err := r.options(ctx, s, planID)
 	if err != nil {
-		var se *SpecError
-		if errors.As(err, &se) {
-			res, err := r.fail(ctx, obj, specErrorReason(se, status.ReasonInvalidSpec), se.Msg, nil)
-			return res, true, err
-		}
-		res, err := r.failAPI(ctx, obj, "reading the provider's versions", err)
-		return res, true, err
+		return s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
 	env, err := api.GetAddonEnv(ctx, org, addon.ID)
 	if err != nil {
-		res, err := r.failAPI(ctx, obj, "reading the add-on's version", err)
-		return res, true, err
+		return s.failAPI("reading the add-on's version", err)
 	}
-	version := currentVersion(obj, envToMap(env))
-	wantVersion := opts.Version
-	if wantVersion == "" || sameVersion(wantVersion, version) {
-		wantVersion = version
+	var lastp *migrationState
+	if hasLast {
+		lastp = &last
 	}
-	if planID == addon.Plan.ID && strings.EqualFold(region, addon.Region) && wantVersion == version {
-		return ctrl.Result{}, false, nil
-	}
-	target := fmt.Sprintf("plan %s, region %s, version %s", planID, region, wantVersion)
-	if hasLast && last.Generation == obj.GetGeneration() && last.Target == target {
-		// This change already failed; wait for a new spec instead of retrying in a loop.
-		return ctrl.Result{}, false, nil
-	}
-	if lifecycleOf(obj).paused {
+	choice, want := chooseMigration(addon, currentVersion(obj, envToMap(env)), migrationTarget{planID, region, opts.Version}, lastp, obj.GetGeneration(), s.life.paused)
+	target := want.String()
+	switch choice {
+	case migrationNone, migrationFailed:
+		// Nothing to change, or this change already failed: wait for a new spec instead of
+		// retrying in a loop.
+		return nil
+	case migrationPaused:
 		// Keep the change pending (observedGeneration stays behind) until unpaused.
-		res, _, err := r.reportMigration(ctx, obj, nil, metav1.ConditionFalse, status.ReasonPauseRequested,
-			"change to "+target+" waits: the resource is paused", "", "", nil)
-		return res, true, err
+		s.condition(status.TypeMigrating, metav1.ConditionFalse, status.ReasonPauseRequested, "change to "+target+" waits: the resource is paused")
+		return stop(ctrl.Result{})
 	}
 	var v *string
-	if wantVersion != "" {
-		v = &wantVersion
+	if want.version != "" {
+		v = &want.version
 	}
 	m, err := api.StartMigration(ctx, org, addon.ID, clevercloud.MigrationRequest{PlanID: planID, Region: region, Version: v})
 	if clevercloud.IsConflict(err) {
@@ -172,90 +160,76 @@ func (r *Reconciler) migrate(ctx context.Context, api API, key string, obj *unst
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
 			msg := "Clever Cloud refused the migration to " + target + ": " + apiMessage(err)
-			st := migrationState{Status: clevercloud.MigrationFailed, Message: msg, Target: target, Generation: obj.GetGeneration()}
-			return r.reportMigration(ctx, obj, &st, metav1.ConditionFalse, ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed, nil)
+			s.migrationReport(migrationState{Status: clevercloud.MigrationFailed, Message: msg, Target: target, Generation: obj.GetGeneration()},
+				metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed)
+			return nil
 		}
-		res, err := r.failAPI(ctx, obj, "starting a migration", err)
-		return res, true, err
+		return s.failAPI("starting a migration", err)
 	}
-	st := migrationState{ID: m.MigrationID, Status: m.Status, Step: runningStep(m), Target: target, Generation: obj.GetGeneration()}
-	return r.reportMigration(ctx, obj, &st, metav1.ConditionTrue, ReasonMigrating,
-		fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, EventMigrationStarted, &ctrl.Result{RequeueAfter: migrationPoll})
+	s.migrationReport(migrationState{ID: m.MigrationID, Status: m.Status, Step: runningStep(m), Target: target, Generation: obj.GetGeneration()},
+		metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, EventMigrationStarted)
+	return stop(ctrl.Result{RequeueAfter: migrationPoll})
 }
 
 // pollMigration follows a running migration to its end.
-func (r *Reconciler) pollMigration(ctx context.Context, api API, obj *unstructured.Unstructured, org string, addon *clevercloud.Addon, last migrationState) (ctrl.Result, bool, error) {
-	m, err := api.GetMigration(ctx, org, addon.ID, last.ID)
+func (r *Reconciler) pollMigration(ctx context.Context, s *pass, addon *clevercloud.Addon, last migrationState) error {
+	m, err := s.api.GetMigration(ctx, s.org, addon.ID, last.ID)
 	if err != nil {
-		res, err := r.failAPI(ctx, obj, "reading migration "+last.ID, err)
-		return res, true, err
+		return s.failAPI("reading migration "+last.ID, err)
 	}
 	st := last
 	st.Status, st.Step = m.Status, runningStep(m)
 	switch {
 	case !m.Done():
-		return r.reportMigration(ctx, obj, &st, metav1.ConditionTrue, ReasonMigrating,
-			fmt.Sprintf("migration %s to %s: step %s", m.MigrationID, last.Target, st.Step), "", "", &ctrl.Result{RequeueAfter: migrationPoll})
+		s.migrationReport(st, metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s: step %s", m.MigrationID, last.Target, st.Step), "", "")
+		return stop(ctrl.Result{RequeueAfter: migrationPoll})
 	case m.Succeeded():
-		res, _, err := r.reportMigration(ctx, obj, &st, metav1.ConditionFalse, ReasonMigrated,
-			fmt.Sprintf("migration %s to %s succeeded", m.MigrationID, last.Target), corev1.EventTypeNormal, EventMigrationSucceeded, nil)
-		if err != nil {
-			return res, true, err
+		s.migrationReport(st, metav1.ConditionFalse, status.ReasonMigrated,
+			fmt.Sprintf("migration %s to %s succeeded", m.MigrationID, last.Target), corev1.EventTypeNormal, EventMigrationSucceeded)
+		if err := r.afterMigration(ctx, s, addon); err != nil {
+			return err
 		}
-		if err := r.afterMigration(ctx, api, obj, org, addon); err != nil {
-			return ctrl.Result{}, true, err
-		}
-		if last.Generation != obj.GetGeneration() {
+		if last.Generation != s.obj.GetGeneration() {
 			// The spec changed again while it ran: apply that too, in a new pass.
-			return ctrl.Result{Requeue: true}, true, nil
+			return stop(ctrl.Result{Requeue: true})
 		}
 		// Continue the pass: the add-on's plan and credentials changed.
-		return ctrl.Result{}, false, nil
+		return nil
 	default:
 		if step, ok := m.FailedStep(); ok {
 			st.Step, st.Message = step.Value, step.Message
 		}
 		msg := fmt.Sprintf("migration %s to %s ended %s at step %s: %s; the add-on is unchanged", m.MigrationID, last.Target, m.Status, st.Step, st.Message)
-		res, _, err := r.reportMigration(ctx, obj, &st, metav1.ConditionFalse, ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed, nil)
-		return res, false, err
+		s.migrationReport(st, metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed)
+		return nil
 	}
 }
 
 // afterMigration refreshes the add-on's plan and version in status.
-func (r *Reconciler) afterMigration(ctx context.Context, api API, obj *unstructured.Unstructured, org string, addon *clevercloud.Addon) error {
-	fresh, err := api.GetAddon(ctx, org, addon.ID)
+func (r *Reconciler) afterMigration(ctx context.Context, s *pass, addon *clevercloud.Addon) error {
+	fresh, err := s.api.GetAddon(ctx, s.org, addon.ID)
 	if err != nil {
 		return err
 	}
 	*addon = *fresh
-	opts, _ := r.Kind.Options(obj)
-	return r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		_ = unstructured.SetNestedField(u.Object, fresh.Plan.ID, "status", "plan")
+	opts, _ := r.Kind.Options(s.obj)
+	plan := fresh.Plan.ID
+	s.set(func(u *unstructured.Unstructured) {
+		statusPlan.Set(u, plan)
 		if opts.Version != "" {
-			_ = unstructured.SetNestedField(u.Object, opts.Version, "status", "version")
+			statusVersion.Set(u, opts.Version)
 		}
 	})
+	return nil
 }
 
-// reportMigration records st (when not nil) and the Migrating condition.
-func (r *Reconciler) reportMigration(ctx context.Context, obj *unstructured.Unstructured, st *migrationState, cs metav1.ConditionStatus, reason, msg, eventType, eventReason string, res *ctrl.Result) (ctrl.Result, bool, error) {
-	old, _ := status.Find(status.Conditions(obj), TypeMigrating)
-	err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		if st != nil {
-			st.set(u)
-		}
-		setCondition(u, TypeMigrating, cs, reason, msg, r.now())
-	})
-	if err != nil {
-		return ctrl.Result{}, true, err
+// migrationReport records st and the Migrating condition, with an event (eventReason, when
+// set) if the condition's reason or message changed.
+func (s *pass) migrationReport(st migrationState, cs metav1.ConditionStatus, reason, msg, eventType, eventReason string) {
+	s.set(func(u *unstructured.Unstructured) { setMigration(u, st) })
+	if s.condition(status.TypeMigrating, cs, reason, msg) && eventReason != "" {
+		s.event(eventType, eventReason, msg)
 	}
-	if eventReason != "" && (old.Reason != reason || old.Message != msg) {
-		r.Recorder.Event(obj, eventType, eventReason, msg)
-	}
-	if res != nil {
-		return *res, true, nil
-	}
-	return ctrl.Result{}, false, nil
 }
 
 func runningStep(m *clevercloud.Migration) string {

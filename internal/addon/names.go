@@ -29,7 +29,7 @@ const maxReleaseName = 53
 
 // SecretName is the Secret that holds the credentials for the user's pods.
 func SecretName(obj *unstructured.Unstructured) string {
-	if n, _, _ := unstructured.NestedString(obj.Object, "spec", "secret", "name"); n != "" {
+	if n := secretSpecOf(obj).Name; n != "" {
 		return n
 	}
 	return obj.GetName() + "-secrets"

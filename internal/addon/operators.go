@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -29,14 +28,12 @@ const (
 	AnnotationRebuildRequestedAt = Group + "/rebuild-requested-at"
 )
 
-// Events and condition of the operator add-ons' actions.
+// Events of the operator add-ons' actions (their condition, VersionUpdate, and its reasons
+// are in internal/status).
 const (
-	EventAddonRebooted    = "AddonRebooted"
-	EventAddonRebuilt     = "AddonRebuilt"
-	EventVersionUpdated   = "VersionUpdated"
-	TypeVersionUpdate     = "VersionUpdate"
-	ReasonVersionUpdated  = "VersionUpdated"
-	ReasonVersionUpToDate = "VersionUpToDate"
+	EventAddonRebooted  = "AddonRebooted"
+	EventAddonRebuilt   = "AddonRebuilt"
+	EventVersionUpdated = "VersionUpdated"
 )
 
 // operatorKey is one Secret key of an operator add-on and where v4 has its value.
@@ -147,16 +144,16 @@ func operatorData(segment string, info *clevercloud.OperatorInfo, env map[string
 
 // operatorCredentials reads the v4 answer and the v2 env of an operator add-on. pending is
 // set while Clever Cloud has not served what the Secret needs yet (v4 answers 404 for an
-// add-on it is still creating).
-func (r *Reconciler) operatorCredentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string) (map[string]string, string, error) {
-	info, err := api.GetOperator(ctx, r.Kind.Operator, realID)
+// add-on it is still creating). The v4 answer is kept in the pass for publish.
+func (r *Reconciler) operatorCredentials(ctx context.Context, s *pass, addonID, realID string) (map[string]string, string, error) {
+	info, err := s.api.GetOperator(ctx, r.Kind.Operator, realID)
 	switch {
 	case clevercloud.IsNotFound(err):
 		info = nil
 	case err != nil:
 		return nil, "", err
 	}
-	env, err := api.GetAddonEnv(ctx, org, addonID)
+	env, err := s.api.GetAddonEnv(ctx, s.org, addonID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -167,17 +164,8 @@ func (r *Reconciler) operatorCredentials(ctx context.Context, api API, obj *unst
 	if len(missing) > 0 {
 		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (not served yet: %s)", addonID, strings.Join(missing, ", ")), nil
 	}
-	r.operatorInfo.Store(obj.GetUID(), info)
+	s.info = info
 	return data, "", nil
-}
-
-// takeOperatorInfo returns (and forgets) the v4 answer read in this pass, if any.
-func (r *Reconciler) takeOperatorInfo(obj *unstructured.Unstructured) *clevercloud.OperatorInfo {
-	v, ok := r.operatorInfo.LoadAndDelete(obj.GetUID())
-	if !ok {
-		return nil
-	}
-	return v.(*clevercloud.OperatorInfo)
 }
 
 // setOperatorStatus records the non-secret facts of a v4 answer (nil: nothing to record).
@@ -185,31 +173,47 @@ func setOperatorStatus(u *unstructured.Unstructured, info *clevercloud.OperatorI
 	if info == nil {
 		return
 	}
-	setOrRemove(u, info.Version, "status", "version")
-	setOrRemove(u, info.AccessURL, "status", "accessUrl")
+	statusVersion.SetOrRemove(u, info.Version)
+	statusAccessURL.SetOrRemove(u, info.AccessURL)
 	if len(info.AvailableVersions) > 0 {
-		vs := make([]any, len(info.AvailableVersions))
-		for i, s := range info.AvailableVersions {
-			vs[i] = s
-		}
-		_ = unstructured.SetNestedSlice(u.Object, vs, "status", "availableVersions")
+		statusAvailableVersions.Set(u, info.AvailableVersions)
 	} else {
-		unstructured.RemoveNestedField(u.Object, "status", "availableVersions")
+		statusAvailableVersions.Remove(u)
 	}
 }
 
-// operatorActionsPending says whether a reboot/rebuild annotation or spec.version asks for
-// something not done yet (the pass then goes to the API even when nothing else changed).
+// operatorAction is a restart an annotation asks for, once per value.
+type operatorAction struct {
+	annotation string
+	handled    path // where the value acted on is recorded
+	event      string
+	verb       string
+	call       func(API) func(context.Context, string, string) error
+}
+
+var operatorActionList = []operatorAction{
+	{AnnotationRebootRequestedAt, statusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a API) func(context.Context, string, string) error { return a.RebootOperator }},
+	{AnnotationRebuildRequestedAt, statusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a API) func(context.Context, string, string) error { return a.RebuildOperator }},
+}
+
+// requested is the annotation's value not acted on yet ("" when none).
+func (a operatorAction) requested(obj *unstructured.Unstructured) string {
+	req := obj.GetAnnotations()[a.annotation]
+	if req == "" || a.handled.String(obj) == req {
+		return ""
+	}
+	return req
+}
+
+// operatorActionsPending says whether a reboot/rebuild annotation asks for something not done
+// yet (the pass then goes to the API even when nothing else changed).
 func operatorActionsPending(k *Kind, obj *unstructured.Unstructured) bool {
 	if k.Operator == "" {
 		return false
 	}
-	ann := obj.GetAnnotations()
-	for a, field := range map[string]string{AnnotationRebootRequestedAt: "lastHandledRebootAt", AnnotationRebuildRequestedAt: "lastHandledRebuildAt"} {
-		if v := ann[a]; v != "" {
-			if handled, _, _ := unstructured.NestedString(obj.Object, "status", field); handled != v {
-				return true
-			}
+	for _, act := range operatorActionList {
+		if act.requested(obj) != "" {
+			return true
 		}
 	}
 	return false
@@ -217,50 +221,39 @@ func operatorActionsPending(k *Kind, obj *unstructured.Unstructured) bool {
 
 // operatorActions acts on an existing operator add-on: the reboot/rebuild annotations (once
 // per value) and spec.version (upgrade through POST …/version/update once the target is one
-// Clever Cloud offers). handled is true when the pass must stop here.
-func (r *Reconciler) operatorActions(ctx context.Context, api API, obj *unstructured.Unstructured, addon *clevercloud.Addon) (ctrl.Result, bool, error) {
-	ann := obj.GetAnnotations()
-	for _, act := range []struct {
-		annotation, field, event, verb string
-		call                           func(context.Context, string, string) error
-	}{
-		{AnnotationRebootRequestedAt, "lastHandledRebootAt", EventAddonRebooted, "reboot", api.RebootOperator},
-		{AnnotationRebuildRequestedAt, "lastHandledRebuildAt", EventAddonRebuilt, "rebuild", api.RebuildOperator},
-	} {
-		req := ann[act.annotation]
-		if handled, _, _ := unstructured.NestedString(obj.Object, "status", act.field); req == "" || handled == req {
+// Clever Cloud offers). Its error ends the pass.
+func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clevercloud.Addon) error {
+	obj, api := s.obj, s.api
+	for _, act := range operatorActionList {
+		req := act.requested(obj)
+		if req == "" {
 			continue
 		}
-		if err := act.call(ctx, r.Kind.Operator, addon.RealID); err != nil {
-			res, err := r.failAPI(ctx, obj, "asking Clever Cloud to "+act.verb+" the add-on", err)
-			return res, true, err
+		if err := act.call(api)(ctx, r.Kind.Operator, addon.RealID); err != nil {
+			return s.failAPI("asking Clever Cloud to "+act.verb+" the add-on", err)
 		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, act.event, "Clever Cloud was asked to %s add-on %s (annotation %s=%q)", act.verb, addon.ID, act.annotation, req)
-		if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, req, "status", act.field)
-		}); err != nil {
-			return ctrl.Result{}, true, err
-		}
+		s.event(corev1.EventTypeNormal, act.event, fmt.Sprintf("Clever Cloud was asked to %s add-on %s (annotation %s=%q)", act.verb, addon.ID, act.annotation, req))
+		handled := act.handled
+		s.set(func(u *unstructured.Unstructured) { handled.Set(u, req) })
 	}
-	want, _, _ := unstructured.NestedString(obj.Object, "spec", "version")
+	want := specVersion.String(obj)
 	if want == "" {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	info, err := api.GetOperator(ctx, r.Kind.Operator, addon.RealID)
 	if clevercloud.IsNotFound(err) {
-		return ctrl.Result{}, false, nil // still being created: credentials() reports it
+		return nil // still being created: credentials() reports it
 	}
 	if err != nil {
-		res, err := r.failAPI(ctx, obj, "reading the add-on's version", err)
-		return res, true, err
+		return s.failAPI("reading the add-on's version", err)
 	}
 	if info.Version == want || sameVersion(want, info.Version) {
-		return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, ReasonVersionUpToDate, fmt.Sprintf("add-on runs version %s as asked in spec.version", info.Version), "")
+		s.versionCondition(metav1.ConditionFalse, status.ReasonVersionUpToDate, fmt.Sprintf("add-on runs version %s as asked in spec.version", info.Version), "")
+		return nil
 	}
-	done, _, _ := unstructured.NestedString(obj.Object, "status", "lastVersionUpdate")
 	target := fmt.Sprintf("%s@%d", want, obj.GetGeneration())
-	if done == target {
-		return ctrl.Result{}, false, nil // asked already for this generation; wait for it
+	if statusLastVersionUpdate.String(obj) == target {
+		return nil // asked already for this generation; wait for it
 	}
 	allowed := slices.Clone(info.AvailableVersions)
 	check, cerr := api.CheckOperatorVersion(ctx, r.Kind.Operator, addon.RealID)
@@ -270,50 +263,46 @@ func (r *Reconciler) operatorActions(ctx context.Context, api API, obj *unstruct
 	case clevercloud.IsNotFound(cerr):
 		// Matomo offers no version update (clever-client.js has no command for it).
 		if len(allowed) == 0 {
-			return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+			s.versionCondition(metav1.ConditionFalse, status.ReasonVersionNotAvailable,
 				fmt.Sprintf("Clever Cloud offers no version change for %s add-ons; spec.version %s is not applied (it runs %s)", r.Kind.GVK.Kind, want, info.Version), corev1.EventTypeWarning)
+			return nil
 		}
 	default:
-		res, err := r.failAPI(ctx, obj, "checking the add-on's versions", cerr)
-		return res, true, err
+		return s.failAPI("checking the add-on's versions", cerr)
 	}
 	slices.Sort(allowed)
 	allowed = slices.Compact(allowed)
 	if !slices.Contains(allowed, want) {
-		return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+		s.versionCondition(metav1.ConditionFalse, status.ReasonVersionNotAvailable,
 			fmt.Sprintf("spec.version %s is not offered by Clever Cloud for this %s add-on; available: %s (it runs %s)", want, r.Kind.Noun, strings.Join(allowed, ", "), info.Version), corev1.EventTypeWarning)
+		return nil
 	}
 	updated, err := api.UpdateOperatorVersion(ctx, r.Kind.Operator, addon.RealID, want)
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
-			return ctrl.Result{}, false, r.versionCondition(ctx, obj, metav1.ConditionFalse, status.ReasonVersionNotAvailable,
+			s.versionCondition(metav1.ConditionFalse, status.ReasonVersionNotAvailable,
 				fmt.Sprintf("Clever Cloud refused to move the add-on to version %s: %s", want, apiMessage(err)), corev1.EventTypeWarning)
+			return nil
 		}
-		res, err := r.failAPI(ctx, obj, "updating the add-on's version", err)
-		return res, true, err
+		return s.failAPI("updating the add-on's version", err)
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventVersionUpdated, "Clever Cloud was asked to move add-on %s from version %s to %s", addon.ID, info.Version, want)
+	s.event(corev1.EventTypeNormal, EventVersionUpdated, fmt.Sprintf("Clever Cloud was asked to move add-on %s from version %s to %s", addon.ID, info.Version, want))
 	if updated != nil && updated.Version != "" {
 		info.Version = updated.Version
 	}
-	return ctrl.Result{}, false, r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		_ = unstructured.SetNestedField(u.Object, target, "status", "lastVersionUpdate")
-		_ = unstructured.SetNestedField(u.Object, info.Version, "status", "version")
-		setCondition(u, TypeVersionUpdate, metav1.ConditionTrue, ReasonVersionUpdated, fmt.Sprintf("version update from %s to %s requested", info.Version, want), r.now())
+	version := info.Version
+	s.set(func(u *unstructured.Unstructured) {
+		statusLastVersionUpdate.Set(u, target)
+		statusVersion.Set(u, version)
 	})
+	s.condition(status.TypeVersionUpdate, metav1.ConditionTrue, status.ReasonVersionUpdated, fmt.Sprintf("version update from %s to %s requested", version, want))
+	return nil
 }
 
 // versionCondition sets the VersionUpdate condition, with an event of eventType when it
 // changes (none when eventType is empty).
-func (r *Reconciler) versionCondition(ctx context.Context, obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg, eventType string) error {
-	old, _ := status.Find(status.Conditions(obj), TypeVersionUpdate)
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setCondition(u, TypeVersionUpdate, s, reason, msg, r.now())
-	}); err != nil {
-		return err
+func (s *pass) versionCondition(cs metav1.ConditionStatus, reason, msg, eventType string) {
+	if s.condition(status.TypeVersionUpdate, cs, reason, msg) && eventType != "" {
+		s.event(eventType, reason, msg)
 	}
-	if eventType != "" && (old.Reason != reason || old.Message != msg) {
-		r.Recorder.Event(obj, eventType, reason, msg)
-	}
-	return nil
 }

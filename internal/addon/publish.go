@@ -32,14 +32,11 @@ type Publication struct {
 
 // PublicationFor reads spec.secret.
 func (k *Kind) PublicationFor(obj *unstructured.Unstructured) Publication {
-	p := Publication{SecretName: SecretName(obj)}
-	p.Disabled, _, _ = unstructured.NestedBool(obj.Object, "spec", "secret", "disabled")
-	p.Labels, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "secret", "labels")
-	p.Annotations, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "secret", "annotations")
-	p.KeyPrefix, _, _ = unstructured.NestedString(obj.Object, "spec", "secret", "keyPrefix")
-	p.Templates, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "secret", "templates")
-	if cm, found, _ := unstructured.NestedMap(obj.Object, "spec", "secret", "configMap"); found && cm != nil {
-		p.ConfigMapName, _ = cm["name"].(string)
+	spec := secretSpecOf(obj)
+	p := Publication{SecretName: SecretName(obj), Disabled: spec.Disabled, Labels: spec.Labels, Annotations: spec.Annotations,
+		KeyPrefix: spec.KeyPrefix, Templates: spec.Templates}
+	if spec.ConfigMap != nil {
+		p.ConfigMapName = spec.ConfigMap.Name
 		if p.ConfigMapName == "" {
 			p.ConfigMapName = obj.GetName() + "-config"
 		}

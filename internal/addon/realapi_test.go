@@ -174,9 +174,8 @@ func TestConfirmGone(t *testing.T) {
 		{"list fails", &confirmAPI{listErr: apiErr(503)}, false, "list"},
 		{"list unauthorised", &confirmAPI{listErr: apiErr(401)}, false, "list"},
 	}
-	r := &Reconciler{}
 	for _, c := range cases {
-		gone, why := r.confirmGone(context.Background(), c.api, "orga_1", "addon_1")
+		gone, why := confirmGone(context.Background(), c.api, "orga_1", "addon_1")
 		if gone != c.gone || strings.Join(c.api.calls, ",") != c.calls {
 			t.Errorf("%s: gone=%v (%s) calls=%v; want %v, %s", c.name, gone, why, c.api.calls, c.gone, c.calls)
 		}

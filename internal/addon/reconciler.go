@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -71,8 +72,6 @@ type Reconciler struct {
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
-	// operatorInfo carries an operator add-on's v4 answer from credentials to publish.
-	operatorInfo sync.Map // types.UID -> *clevercloud.OperatorInfo
 	// fresh holds the resources this process put the finalizer on: no operator had touched
 	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
 	// when the live checks run again.
@@ -141,44 +140,158 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	log := r.Log.WithValues(r.Kind.Lower(), req.NamespacedName)
-	ctx = logr.NewContext(ctx, log)
-	if obj.GetDeletionTimestamp() != nil {
-		r.observed.Delete(obj.GetUID())
-		r.refreshes.Delete(obj.GetUID())
-		r.fresh.Delete(obj.GetUID())
-		return r.finalize(ctx, obj)
+	ctx = logr.NewContext(ctx, r.Log.WithValues(r.Kind.Lower(), req.NamespacedName))
+	return r.reconcileObject(ctx, obj)
+}
+
+// reconcileObject runs one pass over obj: the steps decide in memory, and the deferred commit
+// writes the status once (nothing when nothing changed) before the pass's events are recorded.
+func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unstructured) (res ctrl.Result, err error) {
+	s := r.newPass(ctx, obj)
+	defer func() {
+		if cerr := r.commit(ctx, s); cerr != nil && err == nil {
+			res, err = ctrl.Result{}, cerr
+		}
+		r.flushEvents(s)
+	}()
+	return end(r.run(ctx, s))
+}
+
+// run is the pass, top to bottom. Each step returns nil to go on, or a stopPass (or an error
+// for the work queue's backoff) that ends the pass.
+//
+//  1. deletion: finalize (delete the add-on, release the resource);
+//  2. finalizers (the engine's and Helm's, one write to the resource);
+//  3. a pending credentials rotation (rotate; a renewal goes on with a full pass);
+//  4. how much work is due (plan): none (a due rollout only), a periodic refresh (one API
+//     call; falls through to a full pass when the published state is incomplete), or
+//  5. a full pass (provision): find or create, migrate, operator actions, credentials,
+//     publish, rollout.
+func (r *Reconciler) run(ctx context.Context, s *pass) error {
+	if s.obj.GetDeletionTimestamp() != nil {
+		r.forget(s.obj)
+		return r.finalize(ctx, s)
 	}
-	added, err := r.ensureFinalizer(ctx, obj)
+	cached := controllerutil.ContainsFinalizer(s.obj, r.Kind.Finalizer())
+	added, err := r.ensureFinalizer(ctx, s.obj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
+	}
+	if !cached && s.obj.GetDeletionTimestamp() == nil {
+		s.reset(s.obj) // read live by ensureFinalizer: snapshot what the API server answered
 	}
 	if added {
-		r.fresh.Store(obj.GetUID(), struct{}{})
-		ctx = context.WithValue(ctx, firstPassKey{}, true)
+		dropNew(s.obj.GetUID())
 	}
-	if pausedChanged(obj) {
-		if err := r.updateStatus(ctx, obj, func(*unstructured.Unstructured) {}); err != nil {
-			return ctrl.Result{}, err
+	if added || takeNew(ctx, s.obj.GetUID()) {
+		r.fresh.Store(s.obj.GetUID(), struct{}{})
+		s.first = true
+	}
+	s.syncPause = pausedChanged(s.obj)
+	if rotationRequested(s.obj) {
+		if err := r.rotate(ctx, s); err != nil {
+			return err
 		}
 	}
-	if rotationRequested(obj) {
-		if res, done, err := r.rotate(ctx, obj); done || err != nil {
-			return res, err
-		}
-	}
-	switch mode, wait := r.plan(ctx, obj); mode {
+	switch mode, wait := r.plan(ctx, s.obj); mode {
 	case upToDate:
-		if rolloutDue(obj) {
-			return r.rollout(ctx, obj)
+		if rolloutDue(s.obj) {
+			return r.rollout(ctx, s)
 		}
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return stop(ctrl.Result{RequeueAfter: wait})
 	case refreshDue:
-		if res, done, err := r.refresh(ctx, obj); done {
-			return res, err
+		if err := r.refresh(ctx, s); err != nil {
+			return err
 		}
 	}
-	return r.provision(ctx, obj)
+	return r.provision(ctx, s)
+}
+
+// Resources whose engine finalizer the Helm side's client adds with its own
+// (internal/hybrid.StatusClient): like the ones the engine puts it on, no operator had worked
+// on them, and the engine's next pass over one is its first pass. The mark is taken before
+// that write and settled by its outcome, so the engine never trusts a write that failed (an
+// earlier engine pass may have added the finalizer and created the add-on) and never misses
+// one that succeeded (its live read may see the finalizer before the mark is settled).
+var (
+	newMu    sync.Mutex
+	newMarks = map[types.UID]*newMark{}
+)
+
+type newMark struct {
+	done      chan struct{}
+	confirmed bool
+}
+
+// MarkNew records that a write about to add the engine's finalizer to a resource that has
+// none may make it new; settle must be called with the write's outcome.
+func MarkNew(uid types.UID) (settle func(written bool)) {
+	m := &newMark{done: make(chan struct{})}
+	newMu.Lock()
+	newMarks[uid] = m
+	newMu.Unlock()
+	return func(written bool) {
+		newMu.Lock()
+		m.confirmed = written
+		if !written && newMarks[uid] == m {
+			delete(newMarks, uid)
+		}
+		newMu.Unlock()
+		close(m.done)
+	}
+}
+
+// takeNew says (once) whether uid was marked new by a write that succeeded, waiting for a
+// write in flight to settle.
+func takeNew(ctx context.Context, uid types.UID) bool {
+	newMu.Lock()
+	m := newMarks[uid]
+	newMu.Unlock()
+	if m == nil {
+		return false
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return false
+	case <-time.After(10 * time.Second):
+		return false
+	}
+	newMu.Lock()
+	defer newMu.Unlock()
+	if newMarks[uid] != m {
+		return false
+	}
+	delete(newMarks, uid)
+	return m.confirmed
+}
+
+func dropNew(uid types.UID) {
+	newMu.Lock()
+	delete(newMarks, uid)
+	newMu.Unlock()
+}
+
+// forget drops what the engine remembers of a resource being deleted.
+func (r *Reconciler) forget(obj *unstructured.Unstructured) {
+	dropNew(obj.GetUID())
+	r.observed.Delete(obj.GetUID())
+	r.refreshes.Delete(obj.GetUID())
+	r.fresh.Delete(obj.GetUID())
+}
+
+// connect sets the pass's API client from the namespace's credentials (once per pass).
+func (r *Reconciler) connect(ctx context.Context, s *pass) error {
+	if s.api != nil {
+		return nil
+	}
+	api, key, err := r.Credentials.For(ctx, s.obj.GetNamespace())
+	if err != nil {
+		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
+		return s.fail(status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", s.obj.GetNamespace(), err), err)
+	}
+	s.api, s.key = api, key
+	return nil
 }
 
 type passMode int
@@ -193,8 +306,8 @@ const (
 // add-on is ready, its credentials are published and no periodic refresh is due; refreshDue
 // when only the period elapsed.
 func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (passMode, time.Duration) {
-	addonID, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
-	og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	addonID := statusAddon.String(obj)
+	og := statusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
 	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) {
 		return fullPass, 0
@@ -204,7 +317,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 		return fullPass, 0
 	}
 	if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
-		if handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt"); handled != requested {
+		if statusLastHandledReconcileAt.String(obj) != requested {
 			return refreshDue, 0
 		}
 	}
@@ -229,16 +342,6 @@ func (r *Reconciler) jitter(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/10)+1))
 }
 
-// firstPassKey marks the context of the pass that put the finalizer on the resource: no
-// operator (this one, or the Rust operator, which uses the same finalizer) has worked on it
-// before, so no add-on can carry its name yet and the name lookup is skipped.
-type firstPassKey struct{}
-
-func isFirstPass(ctx context.Context) bool {
-	v, _ := ctx.Value(firstPassKey{}).(bool)
-	return v
-}
-
 // DefaultResyncPeriod is how often a Ready add-on is read again when --resync-period is not set.
 const DefaultResyncPeriod = 10 * time.Minute
 
@@ -250,247 +353,265 @@ const HelmUninstallFinalizer = "uninstall-helm-release"
 // carry it (read live, so a stale cache never makes a resource look new). The Helm side's
 // finalizer goes in the same write: otherwise both sides update the new resource at the same
 // moment, one of them fails on a conflict, and every write starts another round of both.
+// When the resource already has finalizers (Helm's, usually), the write is a JSON patch that
+// tests them: the Helm side's status writes, which change the resourceVersion but not the
+// finalizers, do not make it fail.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) (added bool, err error) {
 	if controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
 		return false, nil
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
+	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
 		live := r.newObject()
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 			return err
 		}
-		if live.GetDeletionTimestamp() != nil || !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
-			obj.SetFinalizers(live.GetFinalizers())
+		before := live.GetFinalizers()
+		if live.GetDeletionTimestamp() != nil {
+			obj.SetFinalizers(before)
+			return nil
+		}
+		if !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
+			// Added meanwhile (by the Helm side's client, with its own): the pass starts
+			// from this live copy, whose resourceVersion the cache may not have yet.
+			obj.Object = live.Object
 			return nil
 		}
 		controllerutil.AddFinalizer(live, HelmUninstallFinalizer)
-		if err := r.Client.Update(ctx, live); err != nil {
-			return err
+		if len(before) == 0 {
+			if err := r.Client.Update(ctx, live); err != nil {
+				return err
+			}
+		} else {
+			patch, _ := json.Marshal([]map[string]any{
+				{"op": "test", "path": "/metadata/finalizers", "value": before},
+				{"op": "replace", "path": "/metadata/finalizers", "value": live.GetFinalizers()},
+			})
+			if err := r.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+				return err
+			}
 		}
 		added = true
-		obj.SetFinalizers(live.GetFinalizers())
-		obj.SetResourceVersion(live.GetResourceVersion())
+		obj.Object = live.Object // the API server's answer: the pass starts from it
 		return nil
 	})
 	return added, err
 }
 
-// provision finds or creates the add-on, fetches its credentials into the source Secret and
-// reports the result in status.
-func (r *Reconciler) provision(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
-	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-	if !ValidOwnerID(org) {
-		return r.fail(ctx, obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org), nil)
+// provision is the full pass: find or create the add-on, record it, migrate it or act on
+// it, read its credentials and publish them.
+func (r *Reconciler) provision(ctx context.Context, s *pass) error {
+	if !ValidOwnerID(s.org) {
+		return s.fail(status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", s.org), nil)
 	}
-	api, key, err := r.Credentials.For(ctx, obj.GetNamespace())
-	if err != nil {
-		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
-		return r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
+	if err := r.connect(ctx, s); err != nil {
+		return err
 	}
-	l := lifecycleOf(obj)
+	l := s.life
 	created := false
 	sentVersion := ""
-	addon, adopted, err := r.findAddon(ctx, api, obj, org, l)
+	addon, adopted, err := r.findAddon(ctx, s)
 	if err != nil {
 		if clevercloud.IsNotFound(err) && l.bindID != "" {
-			return r.fail(ctx, obj, status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, AnnotationAddonID, org), nil)
+			return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, AnnotationAddonID, s.org), nil)
 		}
-		return r.failAPI(ctx, obj, "looking up the add-on", err)
+		return s.failAPI("looking up the add-on", err)
 	}
 	if addon == nil {
-		prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
-		switch {
-		case l.observeOnly:
-			return r.fail(ctx, obj, status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(obj.GetUID())), org), nil)
-		case prev != "" && r.onMissing(l) == OnMissingReport:
-			return r.fail(ctx, obj, status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
-		case l.paused:
-			return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-				setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")", r.now())
-			})
+		if err := r.mayCreate(s); err != nil {
+			return err
 		}
-		if addon, sentVersion, err = r.create(ctx, api, key, obj, org); addon == nil {
-			return ctrl.Result{RequeueAfter: r.jitter(r.ResyncPeriod)}, err
+		if addon, sentVersion, err = r.create(ctx, s); err != nil {
+			return err
 		}
 		created = true
 	}
-	// Record the id in status. For an add-on created in this pass it goes with the pass's next
-	// status write (pending, published or failed) instead of a write of its own: a pass that
-	// dies before that write leaves a resource whose next pass finds the add-on by name.
-	recordAddon := func(u *unstructured.Unstructured) {
-		if adopted {
-			_ = unstructured.SetNestedField(u.Object, true, "status", "adopted")
-		}
-		_ = unstructured.SetNestedField(u.Object, addon.ID, "status", "addon")
-		_ = unstructured.SetNestedField(u.Object, addon.Plan.ID, "status", "plan")
-		setOrRemove(u, r.Kind.PublicationFor(obj).SecretName, "status", "secretName")
-		if created && sentVersion != "" && r.Kind.Operator == "" {
-			_ = unstructured.SetNestedField(u.Object, sentVersion, "status", "version")
-		}
-	}
-	if created {
-		ctx = context.WithValue(ctx, statusExtraKey{}, recordAddon)
-	} else if err := r.updateStatus(ctx, obj, recordAddon); err != nil {
-		return ctrl.Result{}, err
-	}
+	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && r.Kind.Operator == "", sentVersion))
 	if !created && r.Kind.Migrations && !l.observeOnly {
-		if res, handled, err := r.migrate(ctx, api, key, obj, org, addon); handled || err != nil {
-			return res, err
+		if err := r.migrate(ctx, s, addon); err != nil {
+			return err
 		}
 	}
 	if !created && r.Kind.Operator != "" && !l.observeOnly && !l.paused {
-		if res, handled, err := r.operatorActions(ctx, api, obj, addon); handled || err != nil {
-			return res, err
+		if err := r.operatorActions(ctx, s, addon); err != nil {
+			return err
 		}
 	}
 
-	data, pending, err := r.credentials(ctx, api, obj, org, addon.ID, addon.RealID, addon.ConfigKeys, created)
+	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
-			// Deleted between the lookup and now: the next pass creates it again.
-			return ctrl.Result{Requeue: true}, nil
+			// Deleted between the lookup and now: the next pass looks it up again.
+			return stop(ctrl.Result{Requeue: true})
 		}
-		return r.failAPI(ctx, obj, "reading the add-on's credentials", err)
+		return s.failAPI("reading the add-on's credentials", err)
 	}
 	if pending != "" {
-		return r.pending(ctx, obj, addon, pending)
+		return s.pending(addon, pending)
 	}
-	return r.publish(ctx, obj, addon.ID, addon.RealID, data)
+	return r.publish(ctx, s, addon.ID, addon.RealID, data)
+}
+
+// recordAddon records the add-on in status, so later passes use the cheaper GET by id. For
+// an add-on just created (withVersion) it records the version asked for too.
+func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, withVersion bool, version string) func(*unstructured.Unstructured) {
+	id, plan := addon.ID, addon.Plan.ID
+	return func(u *unstructured.Unstructured) {
+		if adopted {
+			statusAdopted.Set(u, true)
+		}
+		statusAddon.Set(u, id)
+		statusPlan.Set(u, plan)
+		statusSecretName.SetOrRemove(u, secretName)
+		if withVersion && version != "" {
+			statusVersion.Set(u, version)
+		}
+	}
+}
+
+// mayCreate decides whether a resource whose add-on was not found may get a new one:
+// ObserveOnly never creates (AddonNotFound), an add-on deleted out of band under the report
+// policy is reported (AddonMissing), and a paused resource waits.
+func (r *Reconciler) mayCreate(s *pass) error {
+	prev := statusAddon.String(s.obj)
+	switch {
+	case s.life.observeOnly:
+		return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(s.obj.GetUID())), s.org), nil)
+	case prev != "" && r.onMissing(s.life) == OnMissingReport:
+		return s.fail(status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
+	case s.life.paused:
+		s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")")
+		return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(s.obj))})
+	}
+	return nil
 }
 
 // create resolves the plan (only needed here: an existing add-on is used as it is) and creates
-// the add-on. On failure it returns a nil add-on and the result of reporting the failure.
-// version is the version it asked for ("" when none).
-func (r *Reconciler) create(ctx context.Context, api API, key string, obj *unstructured.Unstructured, org string) (*clevercloud.Addon, string, error) {
-	report := func(res ctrl.Result, err error) (*clevercloud.Addon, string, error) { return nil, "", err }
+// the add-on. version is the version it asked for ("" when none). Its error ends the pass.
+//
+// A create whose answer was lost (timeout, broken connection, 5xx) may have made the add-on:
+// no marker is written before the POST, because the next pass is never a first pass, so it
+// looks the add-on up by name (findAddon) before creating again, and never makes a second one.
+func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, string, error) {
+	obj, api := s.obj, s.api
 	region, err := r.Kind.Region(obj)
 	if err != nil {
-		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
+		return nil, "", s.fail(status.ReasonInvalidSpec, err.Error(), nil)
 	}
 	if _, err := r.Kind.Options(obj); err != nil {
-		return report(r.fail(ctx, obj, status.ReasonInvalidSpec, err.Error(), nil))
+		return nil, "", s.fail(status.ReasonInvalidSpec, err.Error(), nil)
 	}
 	plan := r.Kind.FixedPlan
 	if r.Kind.PlanFromSpec() {
-		plan, err = r.Plans.Resolve(ctx, api, key, org, r.Kind.ProviderID, r.Kind.SpecPlan(obj))
-		if err != nil {
-			var se *SpecError
-			if errors.As(err, &se) {
-				return report(r.fail(ctx, obj, status.ReasonPlanNotFound, se.Msg, nil))
-			}
-			return report(r.failAPI(ctx, obj, "resolving the plan", err))
+		if plan, err = r.Plans.Resolve(ctx, api, s.key, s.org, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
+			return nil, "", s.failSpecOrAPI(err, status.ReasonPlanNotFound, "resolving the plan")
 		}
 	}
-	options, err := r.options(ctx, api, key, org, obj, plan)
+	options, err := r.options(ctx, s, plan)
 	if err != nil {
-		var se *SpecError
-		if errors.As(err, &se) {
-			return report(r.fail(ctx, obj, specErrorReason(se, status.ReasonInvalidSpec), se.Msg, nil))
-		}
-		return report(r.failAPI(ctx, obj, "reading the provider's versions", err))
+		return nil, "", s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
-	if prev, _, _ := unstructured.NestedString(obj.Object, "status", "addon"); prev != "" {
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventAddonMissing, "Add-on %s no longer exists at Clever Cloud; creating a new one", prev)
+	if prev := statusAddon.String(obj); prev != "" {
+		s.event(corev1.EventTypeWarning, EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
 	}
-	addon, err := api.CreateAddon(ctx, org, clevercloud.CreateOpts{
+	addon, err := api.CreateAddon(ctx, s.org, clevercloud.CreateOpts{
 		Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: r.Kind.ProviderID, Plan: plan, Options: options,
 	})
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
-			return report(r.fail(ctx, obj, status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil))
+			return nil, "", s.fail(status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil)
 		}
-		// A create whose answer was lost (timeout, broken connection, 5xx) may have made the
-		// add-on: the next pass is not a first pass, so it looks the add-on up by name
-		// before creating again (findAddon), and never makes a second one.
-		return report(r.failAPI(ctx, obj, "creating the add-on", err))
+		return nil, "", s.failAPI("creating the add-on", err)
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonCreated, "Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID)
+	s.event(corev1.EventTypeNormal, EventAddonCreated, fmt.Sprintf("Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID))
 	return addon, options.Version, nil
 }
 
+// failSpecOrAPI reports a SpecError with its reason (def unless it names one), any other
+// error as an API error met while doing.
+func (s *pass) failSpecOrAPI(err error, def, doing string) error {
+	var se *SpecError
+	if errors.As(err, &se) {
+		return s.fail(specErrorReason(se, def), se.Msg, nil)
+	}
+	return s.failAPI(doing, err)
+}
+
 // refresh is the periodic check of a Ready resource: one API call (the add-on's env) detects
-// changed credentials and an add-on deleted out of band. done is false when a full pass is
+// changed credentials and an add-on deleted out of band. It returns nil when a full pass is
 // needed (the add-on is gone, or the published state is incomplete).
-func (r *Reconciler) refresh(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, bool, error) {
+func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
+	obj := s.obj
 	src := &corev1.Secret{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	addonID, realID := src.Annotations[AnnotationAddonID], src.Annotations[AnnotationRealID]
 	if addonID == "" || (r.Kind.ConfigProvider && realID == "") {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
-	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-	api, key, err := r.Credentials.For(ctx, obj.GetNamespace())
-	if err != nil {
-		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
-		return res, true, err
+	if err := r.connect(ctx, s); err != nil {
+		return err
 	}
 	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
-	handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
-	forced := requested != "" && requested != handled
+	forced := requested != "" && requested != statusLastHandledReconcileAt.String(obj)
 	if n := r.countRefresh(obj); n%2 == 1 && !forced {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
-		a, err := api.GetAddon(ctx, org, addonID)
+		a, err := s.api.GetAddon(ctx, s.org, addonID)
 		switch {
 		case clevercloud.IsNotFound(err):
-			return ctrl.Result{}, false, nil
+			return nil
 		case err != nil:
-			res, err := r.failAPI(ctx, obj, "refreshing the add-on", err)
-			return res, true, err
+			return s.failAPI("refreshing the add-on", err)
 		}
 		r.observed.Store(obj.GetUID(), r.now())
-		if err := r.updateStatus(ctx, obj, clearTransient); err != nil {
-			return ctrl.Result{}, true, err
-		}
-		return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, true, r.reportDrift(ctx, obj, r.addonDrift(obj, a))
+		s.set(clearTransient)
+		s.reportDrift(r.addonDrift(obj, a))
+		return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
 	}
-	data, pending, err := r.credentials(ctx, api, obj, org, addonID, realID, nil, false)
+	data, pending, err := r.credentials(ctx, s, addonID, realID, nil, false)
 	switch {
 	case clevercloud.IsNotFound(err):
-		return ctrl.Result{}, false, nil
+		return nil
 	case err != nil:
-		res, err := r.failAPI(ctx, obj, "refreshing the add-on's credentials", err)
-		return res, true, err
+		return s.failAPI("refreshing the add-on's credentials", err)
 	case pending != "":
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	var d *drift
 	if r.Kind.VersionCode != nil {
 		// Operator add-ons report their version in status instead.
-		d = r.versionDrift(obj, data)
+		d = versionDrift(obj, data)
 	}
-	if d != nil && r.sharedPlanApplied(ctx, api, key, obj) {
+	if d != nil && r.sharedPlanApplied(ctx, s) {
 		// Shared (DEV, free) plans run the cluster's version, whatever the spec says: never a
 		// VersionDrift for them. (Asked only when a drift is seen: the steady state costs no
 		// catalogue read.)
 		d = nil
 	}
-	if err := r.reportDrift(ctx, obj, d); err != nil {
-		return ctrl.Result{}, true, err
-	}
-	res, err := r.publish(ctx, obj, addonID, realID, data)
-	return res, true, err
+	s.reportDrift(d)
+	return r.publish(ctx, s, addonID, realID, data)
 }
 
 // publish writes the source Secret and reports the add-on ready, with where its credentials
 // are published (spec.secret), and restarts opted-in workloads when they changed.
-func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured, addonID, realID string, data map[string]string) (ctrl.Result, error) {
-	if err := r.adoptLegacySecret(ctx, obj); err != nil {
-		return ctrl.Result{}, err
+func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID string, data map[string]string) error {
+	obj := s.obj
+	if err := r.adoptLegacySecret(ctx, s); err != nil {
+		return err
 	}
-	if err := r.writeSource(ctx, obj, addonID, realID, data); err != nil {
-		return r.failWrite(ctx, obj, err)
+	if err := r.writeSource(ctx, s, addonID, realID, data); err != nil {
+		return r.failWrite(ctx, s, err)
 	}
 	r.observed.Store(obj.GetUID(), r.now())
 	p := r.Kind.PublicationFor(obj)
 	if _, err := RenderTemplates(p.Templates, data); err != nil {
 		// The Helm side refuses the same templates, so the published Secret stays as it was.
-		return r.fail(ctx, obj, status.ReasonSecretTemplateInvalid, err.Error(), nil)
+		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
 	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
-		if og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); og == 0 || obj.GetGeneration() == 1 {
+		if og := statusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 	}
@@ -498,45 +619,43 @@ func (r *Reconciler) publish(ctx context.Context, obj *unstructured.Unstructured
 	if p.Disabled {
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
-	hash := CredentialsHash(data)
-	info := r.takeOperatorInfo(obj)
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		setOperatorStatus(u, info)
-		for field, env := range r.Kind.URLStatus {
-			if v := data[env]; v != "" {
-				_ = unstructured.SetNestedField(u.Object, v, "status", field)
-			}
-		}
-		setOrRemove(u, p.SecretName, "status", "secretName")
-		setOrRemove(u, p.ConfigMapName, "status", "configMapName")
-		if p.BindingName != "" {
-			_ = unstructured.SetNestedField(u.Object, p.BindingName, "status", "binding", "name")
-		} else {
-			unstructured.RemoveNestedField(u.Object, "status", "binding")
-		}
-		recordCredentials(u, hash, r.now())
-		unstructured.RemoveNestedField(u.Object, "status", "credentials", "revokedKeyHash")
-		_ = unstructured.SetNestedField(u.Object, obj.GetGeneration(), "status", "observedGeneration")
-		if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
-			_ = unstructured.SetNestedField(u.Object, requested, "status", "lastHandledReconcileAt")
-		}
-		setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg, r.now())
-		clearTransient(u)
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
+	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[AnnotationReconcileRequestedAt], r.now()))
+	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
+	s.set(clearTransient)
 	if rolloutDue(obj) {
-		return r.rollout(ctx, obj)
+		return r.rollout(ctx, s)
 	}
-	return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, nil
+	return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
 }
 
-func setOrRemove(u *unstructured.Unstructured, v string, path ...string) {
-	if v == "" {
-		unstructured.RemoveNestedField(u.Object, path...)
-		return
+// published is the status of a resource whose credentials were just published.
+func published(k *Kind, p Publication, data map[string]string, info *clevercloud.OperatorInfo, gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
+	hash := CredentialsHash(data)
+	urls := map[string]string{}
+	for field, env := range k.URLStatus {
+		if v := data[env]; v != "" {
+			urls[field] = v
+		}
 	}
-	_ = unstructured.SetNestedField(u.Object, v, path...)
+	return func(u *unstructured.Unstructured) {
+		setOperatorStatus(u, info)
+		for field, v := range urls {
+			statusField(field).Set(u, v)
+		}
+		statusSecretName.SetOrRemove(u, p.SecretName)
+		statusConfigMapName.SetOrRemove(u, p.ConfigMapName)
+		if p.BindingName != "" {
+			statusBindingName.Set(u, p.BindingName)
+		} else {
+			statusBinding.Remove(u)
+		}
+		recordCredentials(u, hash, now)
+		credRevokedKeyHash.Remove(u)
+		statusObservedGeneration.Set(u, gen)
+		if requested != "" {
+			statusLastHandledReconcileAt.Set(u, requested)
+		}
+	}
 }
 
 func envToMap(env []clevercloud.Variable) map[string]string {
@@ -552,16 +671,17 @@ func envToMap(env []clevercloud.Variable) map[string]string {
 // adopted instead of duplicated.
 // An add-on bound by id (spec.addonId or the annotation) is only ever read: a 404 is returned
 // as an error, never answered by creating one. adopted reports an add-on this resource did
-// not create.
-func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.Unstructured, org string, l lifecycle) (*clevercloud.Addon, bool, error) {
-	id, _, _ := unstructured.NestedString(obj.Object, "status", "addon")
-	wasAdopted, _, _ := unstructured.NestedBool(obj.Object, "status", "adopted")
+// not create. The name lookup is skipped on a first pass (nothing can carry the name yet).
+func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon, bool, error) {
+	obj, api, org, l := s.obj, s.api, s.org, s.life
+	id := statusAddon.String(obj)
+	wasAdopted := statusAdopted.Bool(obj)
 	if id == "" && l.bindID != "" {
 		a, err := api.GetAddon(ctx, org, l.bindID)
 		if err != nil {
 			return nil, false, err
 		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonAdopted, "Bound to existing add-on %s; it was not created by this resource", a.ID)
+		s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to existing add-on %s; it was not created by this resource", a.ID))
 		return a, true, nil
 	}
 	if id != "" {
@@ -573,7 +693,7 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 			return nil, false, err
 		}
 	}
-	if id == "" && isFirstPass(ctx) {
+	if id == "" && s.first {
 		// A brand-new resource: nothing can be named after its UID yet. Listing the whole
 		// organisation is only needed when an earlier pass (or operator) may have created it.
 		return nil, false, nil
@@ -592,7 +712,7 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 	}
 	for i := range list {
 		if list[i].AddonName() == name {
-			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventAddonAdopted, "Found existing add-on %s named %s; using it", list[i].ID, name)
+			s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Found existing add-on %s named %s; using it", list[i].ID, name))
 			return &list[i], true, nil
 		}
 	}
@@ -602,7 +722,8 @@ func (r *Reconciler) findAddon(ctx context.Context, api API, obj *unstructured.U
 // credentials returns the Secret data for the add-on. pending is non-empty while Clever Cloud
 // has not published every variable yet.
 // configKeys, when known, are the variables Clever Cloud will publish (nil: take the env as is).
-func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured.Unstructured, org, addonID, realID string, configKeys []string, created bool) (map[string]string, string, error) {
+func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID string, configKeys []string, created bool) (map[string]string, string, error) {
+	obj, api := s.obj, s.api
 	if r.Kind.ConfigProvider {
 		want := r.Kind.Variables(obj)
 		var have []clevercloud.Variable
@@ -613,7 +734,7 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 				return nil, "", err
 			}
 		}
-		if l := lifecycleOf(obj); l.observeOnly || l.paused {
+		if s.life.observeOnly || s.life.paused {
 			// No write: publish what the add-on holds.
 			return envToMap(have), "", nil
 		}
@@ -621,29 +742,39 @@ func (r *Reconciler) credentials(ctx context.Context, api API, obj *unstructured
 			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
 				return nil, "", err
 			}
-			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventVariablesPushed, "Pushed %d variables to configuration provider %s", len(want), addonID)
+			s.event(corev1.EventTypeNormal, EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addonID))
 		}
 		return want, "", nil
 	}
 	if r.Kind.Operator != "" {
-		return r.operatorCredentials(ctx, api, obj, org, addonID, realID)
+		return r.operatorCredentials(ctx, s, addonID, realID)
 	}
-	env, err := api.GetAddonEnv(ctx, org, addonID)
+	env, err := api.GetAddonEnv(ctx, s.org, addonID)
 	if err != nil {
 		return nil, "", err
 	}
 	data := envToMap(env)
+	if pending := pendingMessage(r.Kind, obj, addonID, configKeys, data); pending != "" {
+		return nil, pending, nil
+	}
+	return data, "", nil
+}
+
+// pendingMessage says why an add-on's env cannot be published yet ("" when it can): variables
+// announced in its configKeys are missing, or it still shows the key the last rotation
+// revoked.
+func pendingMessage(k *Kind, obj *unstructured.Unstructured, addonID string, configKeys []string, data map[string]string) string {
 	missing := 0
-	for _, k := range configKeys {
-		if _, ok := data[k]; !ok {
+	for _, key := range configKeys {
+		if _, ok := data[key]; !ok {
 			missing++
 		}
 	}
 	if missing > 0 {
-		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addonID, len(configKeys)-missing, len(configKeys)), nil
+		return fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addonID, len(configKeys)-missing, len(configKeys))
 	}
-	if staleAfterRotation(r.Kind, obj, data) {
-		return nil, fmt.Sprintf("waiting for Clever Cloud to publish the renewed credentials of add-on %s (its env still shows the revoked key)", addonID), nil
+	if staleAfterRotation(k, obj, data) {
+		return fmt.Sprintf("waiting for Clever Cloud to publish the renewed credentials of add-on %s (its env still shows the revoked key)", addonID)
 	}
-	return data, "", nil
+	return ""
 }

@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Rotation and rollout annotations.
@@ -52,58 +50,50 @@ var workloadKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 }
 
-func credentialsField(obj *unstructured.Unstructured, field string) string {
-	v, _, _ := unstructured.NestedString(obj.Object, "status", "credentials", field)
-	return v
-}
-
 // recordCredentials updates status.credentials for the published data: hash, lastChangedAt
 // when it changed; the first publication is the rollout baseline (nothing to restart).
 func recordCredentials(u *unstructured.Unstructured, hash string, now time.Time) {
-	prev := credentialsField(u, "hash")
+	prev := credHash.String(u)
 	if prev == hash {
 		return
 	}
-	_ = unstructured.SetNestedField(u.Object, hash, "status", "credentials", "hash")
-	_ = unstructured.SetNestedField(u.Object, now.UTC().Format(time.RFC3339), "status", "credentials", "lastChangedAt")
+	credHash.Set(u, hash)
+	credLastChangedAt.Set(u, now.UTC().Format(time.RFC3339))
 	if prev == "" {
-		_ = unstructured.SetNestedField(u.Object, hash, "status", "credentials", "rolledOutHash")
+		credRolledOutHash.Set(u, hash)
 	}
 }
 
 // rolloutDue says whether the credentials changed since the workloads were last restarted.
 func rolloutDue(obj *unstructured.Unstructured) bool {
-	h := credentialsField(obj, "hash")
-	return h != "" && h != credentialsField(obj, "rolledOutHash")
+	h := credHash.String(obj)
+	return h != "" && h != credRolledOutHash.String(obj)
 }
 
 // rollout restarts the opted-in workloads once the Helm side has published the new
 // credentials: their pod template gets the new hash, so their pods roll. It makes no Clever
 // Cloud call.
-func (r *Reconciler) rollout(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
-	hash := credentialsField(obj, "hash")
+func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
+	obj := s.obj
+	hash := credHash.String(obj)
 	p := r.Kind.PublicationFor(obj)
 	if !p.Disabled {
 		sec := &corev1.Secret{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: p.SecretName}, sec)
 		if err != nil || sec.Annotations[AnnotationCredentialsHash] != hash {
-			return ctrl.Result{RequeueAfter: rolloutPoll}, nil
+			return stop(ctrl.Result{RequeueAfter: rolloutPoll})
 		}
 		restarted, err := r.restartWorkloads(ctx, obj, p.SecretName, hash)
 		if err != nil {
-			r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRolloutFailed, "Restarting the workloads that use Secret %s failed: %v", p.SecretName, err)
-			return ctrl.Result{}, err
+			s.event(corev1.EventTypeWarning, EventRolloutFailed, fmt.Sprintf("Restarting the workloads that use Secret %s failed: %v", p.SecretName, err))
+			return err
 		}
 		if len(restarted) > 0 {
-			r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventRolloutTriggered, "Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", "))
+			s.event(corev1.EventTypeNormal, EventRolloutTriggered, fmt.Sprintf("Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", ")))
 		}
 	}
-	if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-		_ = unstructured.SetNestedField(u.Object, hash, "status", "credentials", "rolledOutHash")
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))}, nil
+	s.set(func(u *unstructured.Unstructured) { credRolledOutHash.Set(u, hash) })
+	return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
 }
 
 // PodTemplateAnnotation is the pod-template annotation bumped for a Secret.
@@ -122,8 +112,8 @@ func PodTemplateAnnotation(secretName string) string {
 // uncached: it happens only when credentials change.
 func (r *Reconciler) restartWorkloads(ctx context.Context, obj *unstructured.Unstructured, secretName, hash string) ([]string, error) {
 	var sel labels.Selector
-	if ml, found, _ := unstructured.NestedStringMap(obj.Object, "spec", "secret", "rollout", "matchLabels"); found && len(ml) > 0 {
-		sel = labels.SelectorFromSet(ml)
+	if ro := secretSpecOf(obj).Rollout; ro != nil && len(ro.MatchLabels) > 0 {
+		sel = labels.SelectorFromSet(ro.MatchLabels)
 	}
 	key := PodTemplateAnnotation(secretName)
 	var restarted []string
@@ -164,71 +154,60 @@ func listsName(list, name string) bool {
 // rotationRequested says whether the rotate-requested-at annotation has a value not acted on.
 func rotationRequested(obj *unstructured.Unstructured) bool {
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	return req != "" && req != credentialsField(obj, "lastRotationRequest")
+	return req != "" && req != credLastRotationRequest.String(obj)
 }
 
 // rotate acts on a rotate-requested-at annotation: for the kinds whose API can regenerate
 // credentials it asks Clever Cloud to, then runs a full pass that publishes the new ones
 // (and so rolls the opted-in workloads); for the others it says so in a Warning event.
-// done is false when the normal pass should follow.
-func (r *Reconciler) rotate(ctx context.Context, obj *unstructured.Unstructured) (res ctrl.Result, done bool, err error) {
+// It returns nil when the normal pass should follow.
+//
+// Nothing is written before the renewal: if the pass dies after it, the request is not
+// recorded, so the next pass renews again from the same source Secret (the key it revokes
+// then was never published) and records it.
+func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
+	obj := s.obj
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	l := lifecycleOf(obj)
-	record := func() error {
-		return r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, req, "status", "credentials", "lastRotationRequest")
-		})
-	}
+	record := func() { s.set(func(u *unstructured.Unstructured) { credLastRotationRequest.Set(u, req) }) }
 	switch {
-	case l.paused:
-		return ctrl.Result{}, false, nil // acted on once the resource is resumed
+	case s.life.paused:
+		return nil // acted on once the resource is resumed
 	case r.Kind.Renew == nil:
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRotationNotSupport,
-			"Clever Cloud offers no way to regenerate the credentials of a %s add-on; nothing was changed (see docs/kinds.md)", r.Kind.GVK.Kind)
-		return ctrl.Result{}, false, record()
-	case l.observeOnly:
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRotationNotSupport, "managementPolicy ObserveOnly: the operator does not rotate the add-on's credentials")
-		return ctrl.Result{}, false, record()
+		s.event(corev1.EventTypeWarning, EventRotationNotSupport,
+			fmt.Sprintf("Clever Cloud offers no way to regenerate the credentials of a %s add-on; nothing was changed (see docs/kinds.md)", r.Kind.GVK.Kind))
+		record()
+		return nil
+	case s.life.observeOnly:
+		s.event(corev1.EventTypeWarning, EventRotationNotSupport, "managementPolicy ObserveOnly: the operator does not rotate the add-on's credentials")
+		record()
+		return nil
 	}
 	src := &corev1.Secret{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil || src.Annotations[AnnotationRealID] == "" {
 		// Not provisioned yet: the credentials about to be published are new anyway.
-		return ctrl.Result{}, false, record()
+		record()
+		return nil
 	}
-	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
-	api, _, err := r.Credentials.For(ctx, obj.GetNamespace())
-	if err != nil {
-		res, err := r.fail(ctx, obj, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
-		return res, true, err
+	if err := r.connect(ctx, s); err != nil {
+		return err
 	}
 	// The key in use now is revoked by the renewal. Clever Cloud's env may still show it for
-	// a while after: remember it (as a hash) so no read publishes it again (revokedKeys).
+	// a while after: remember it (as a hash) so no read publishes it again
+	// (staleAfterRotation).
 	revoked := revokedKeyHash(r.Kind, secretStrings(src.Data))
-	if revoked != "" {
-		if err := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, revoked, "status", "credentials", "revokedKeyHash")
-		}); err != nil {
-			return ctrl.Result{}, true, err
-		}
-	}
-	if err := r.Kind.Renew(ctx, api, org, src.Annotations[AnnotationRealID]); err != nil {
+	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[AnnotationRealID]); err != nil {
 		if revoked != "" {
 			// Not renewed: the key in use stays valid and must stay publishable.
-			if uerr := r.updateStatus(ctx, obj, func(u *unstructured.Unstructured) {
-				unstructured.RemoveNestedField(u.Object, "status", "credentials", "revokedKeyHash")
-			}); uerr != nil {
-				return ctrl.Result{}, true, uerr
-			}
+			s.set(func(u *unstructured.Unstructured) { credRevokedKeyHash.Remove(u) })
 		}
-		res, err := r.failAPI(ctx, obj, "regenerating the add-on's credentials", err)
-		return res, true, err
+		return s.failAPI("regenerating the add-on's credentials", err)
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsRotated, "Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[AnnotationAddonID], req)
-	if err := record(); err != nil {
-		return ctrl.Result{}, true, err
+	if revoked != "" {
+		s.set(func(u *unstructured.Unstructured) { credRevokedKeyHash.Set(u, revoked) })
 	}
-	res, err = r.provision(ctx, obj)
-	return res, true, err
+	s.event(corev1.EventTypeNormal, EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[AnnotationAddonID], req))
+	record()
+	return r.provision(ctx, s)
 }
 
 // RotatedKeys are, per kind with Renew, the keys that identify the credentials a renewal
@@ -255,7 +234,7 @@ func revokedKeyHash(k *Kind, data map[string]string) string {
 // staleAfterRotation says whether data still carries credentials a renewal revoked: such a
 // read is stale and must not be published.
 func staleAfterRotation(k *Kind, obj *unstructured.Unstructured, data map[string]string) bool {
-	revoked := credentialsField(obj, "revokedKeyHash")
+	revoked := credRevokedKeyHash.String(obj)
 	return revoked != "" && revokedKeyHash(k, data) == revoked
 }
 

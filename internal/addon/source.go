@@ -42,7 +42,8 @@ func CredentialsHash(data map[string]string) string {
 
 // writeSource creates or updates the source Secret the Helm side renders from. It writes only
 // when the content changed; its owner reference makes the Helm controller re-render.
-func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstructured, addonID, realID string, data map[string]string) error {
+func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID string, data map[string]string) error {
+	obj := s.obj
 	hash := CredentialsHash(data)
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
 	cur := &corev1.Secret{}
@@ -77,13 +78,13 @@ func (r *Reconciler) writeSource(ctx context.Context, obj *unstructured.Unstruct
 		if err := r.Client.Update(ctx, sec); err != nil {
 			return err
 		}
-		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsUpdated, "Credentials of add-on %s changed; updating Secret %s", addonID, SecretName(obj))
+		s.event(corev1.EventTypeNormal, EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, SecretName(obj)))
 		return nil
 	}
 	if err := r.Client.Create(ctx, sec); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventCredentialsWritten, "Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj))
+	s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj)))
 	return nil
 }
 

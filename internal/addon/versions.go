@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -20,8 +18,9 @@ import (
 //     (reason VersionNotAvailable) naming those it does. No version list is built into the
 //     operator or its CRDs. A provider that announces nothing is sent the code as formatted
 //     by the kind; the API then validates it (a refusal is reported with its message).
-func (r *Reconciler) options(ctx context.Context, api API, key, org string, obj *unstructured.Unstructured, planID string) (clevercloud.Options, error) {
-	o, err := r.Kind.Options(obj)
+func (r *Reconciler) options(ctx context.Context, s *pass, planID string) (clevercloud.Options, error) {
+	api, key, org := s.api, s.key, s.org
+	o, err := r.Kind.Options(s.obj)
 	if err != nil || r.Kind.VersionCode == nil {
 		return o, err
 	}
@@ -69,13 +68,12 @@ func matchVersion(k *Kind, want string, info *clevercloud.ProviderInfo) (string,
 // sharedPlanApplied says whether the add-on's plan (status.plan) is a shared one, whose
 // version and encryption Clever Cloud does not take from the spec: no VersionDrift is
 // reported for it.
-func (r *Reconciler) sharedPlanApplied(ctx context.Context, api API, key string, obj *unstructured.Unstructured) bool {
-	planID, _, _ := unstructured.NestedString(obj.Object, "status", "plan")
-	org, _, _ := unstructured.NestedString(obj.Object, "spec", "organisation")
+func (r *Reconciler) sharedPlanApplied(ctx context.Context, s *pass) bool {
+	planID := statusPlan.String(s.obj)
 	if planID == "" || r.Plans == nil {
 		return false
 	}
-	pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID)
+	pl, ok := r.Plans.Plan(ctx, s.api, s.key, s.org, r.Kind.ProviderID, planID)
 	return ok && SharedPlan(pl)
 }
 

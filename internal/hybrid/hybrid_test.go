@@ -304,9 +304,152 @@ func TestHelmStatusWriteThatChangesNothingIsNotSent(t *testing.T) {
 	if err := sw.Update(context.Background(), changed); err != nil || w.updates != 1 {
 		t.Fatalf("a changed status was not sent (%d, %v)", w.updates, err)
 	}
+	// A write from a reconcile that started before the engine's last write (an older
+	// resourceVersion) is rebased on the cached version: not sent when it changes nothing,
+	// sent at the cached version otherwise (no conflict, no second reconcile).
 	stale := helmRewrite(t, stored)
 	stale.SetResourceVersion("6")
-	if err := sw.Update(context.Background(), stale); err != nil || w.updates != 2 {
-		t.Fatalf("a write at another resourceVersion was not sent (%d, %v)", w.updates, err)
+	if err := sw.Update(context.Background(), stale); err != nil || w.updates != 1 {
+		t.Fatalf("a stale write that changes nothing was sent (%d, %v)", w.updates, err)
+	}
+	staleChanged := helmRewrite(t, stored)
+	staleChanged.SetResourceVersion("6")
+	staleChanged.Object["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["reason"] = "UpgradeSuccessful"
+	if err := sw.Update(context.Background(), staleChanged); err != nil || w.updates != 2 || staleChanged.GetResourceVersion() != "7" {
+		t.Fatalf("a stale changed write was not sent at the cached version (%d, %v, rv %s)", w.updates, err, staleChanged.GetResourceVersion())
+	}
+	// A cached copy older than the write (the cache lags) is never used as a base.
+	ahead := helmRewrite(t, stored)
+	ahead.SetResourceVersion("8")
+	if err := sw.Update(context.Background(), ahead); err != nil || w.updates != 3 || ahead.GetResourceVersion() != "8" {
+		t.Fatalf("a write ahead of the cache was not sent as is (%d, %v)", w.updates, err)
+	}
+}
+
+// TestPausedHelmWriteBeforeTheEngineIsNotSent: while the Helm side waits for the engine (no
+// AddonReady yet), its status write (Unknown conditions) is not sent; once the engine has
+// reported, or when the resource is being deleted, it is.
+func TestPausedHelmWriteBeforeTheEngineIsNotSent(t *testing.T) {
+	paused := func(engine bool, deleting bool) *unstructured.Unstructured {
+		conds := []any{map[string]any{"type": status.TypePaused, "status": "True", "reason": "ReconcilePauseAnnotationTrue"},
+			map[string]any{"type": "Deployed", "status": "Unknown"}}
+		if engine {
+			conds = append(conds, map[string]any{"type": status.TypeAddonReady, "status": "False", "reason": status.ReasonProvisioning, "message": "waiting"})
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+			"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+			"status":   map[string]any{"conditions": conds},
+		}}
+		if deleting {
+			now := metav1.Now()
+			u.SetDeletionTimestamp(&now)
+		}
+		return u
+	}
+	cases := []struct {
+		name             string
+		engine, deleting bool
+		sent             int
+	}{
+		{"engine has not reported: not sent", false, false, 0},
+		{"engine has reported: sent", true, false, 1},
+		{"being deleted: sent", false, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			live := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+				"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+				"status":   map[string]any{"observedGeneration": int64(0)},
+			}}
+			if c.engine {
+				live.Object["status"] = paused(true, false).Object["status"]
+			}
+			w := &countingStatus{}
+			sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+			if err := sw.Update(context.Background(), paused(c.engine, c.deleting)); err != nil {
+				t.Fatal(err)
+			}
+			if w.updates != c.sent {
+				t.Fatalf("sent %d, want %d", w.updates, c.sent)
+			}
+		})
+	}
+}
+
+// TestHelmWriteThatOnlyReordersConditionsIsNotSent: conditions are a list-map keyed by type;
+// Helm's updater rebuilds them in its own order, which is no change.
+func TestHelmWriteThatOnlyReordersConditionsIsNotSent(t *testing.T) {
+	conds := []any{
+		map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:00Z", "observedGeneration": int64(1)},
+		map[string]any{"type": "Deployed", "status": "True", "reason": "InstallSuccessful", "message": "release was successfully installed", "lastTransitionTime": "2026-11-24T09:00:01Z"},
+		map[string]any{"type": status.TypeReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:01Z", "observedGeneration": int64(1)},
+	}
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+		"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+		"status":   map[string]any{"addon": "addon_1", "observedGeneration": int64(1), "conditions": conds},
+	}}
+	reordered := live.DeepCopy()
+	reordered.Object["status"].(map[string]any)["conditions"] = []any{conds[1], conds[0], conds[2]}
+	w := &countingStatus{}
+	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+	if err := sw.Update(context.Background(), reordered); err != nil {
+		t.Fatal(err)
+	}
+	if w.updates != 0 {
+		t.Fatalf("a write that only reorders the conditions was sent")
+	}
+}
+
+// updateRecorder records the resource updates that reach the API server.
+type updateRecorder struct {
+	client.Client
+	fail    error
+	updated []*unstructured.Unstructured
+}
+
+func (r *updateRecorder) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+	if r.fail != nil {
+		return r.fail
+	}
+	r.updated = append(r.updated, obj.(*unstructured.Unstructured).DeepCopy())
+	return nil
+}
+
+// TestHelmFinalizerWriteCarriesTheEngines: Helm adding its uninstall finalizer to a new
+// resource adds the engine's in the same write; never on a resource being deleted.
+func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
+	kind, _ := addon.KindFor(addon.Kinds[0].GVK)
+	cases := []struct {
+		name       string
+		finalizers []string
+		deleting   bool
+		want       int // finalizers sent
+	}{
+		{"new resource: both in one write", []string{addon.HelmUninstallFinalizer}, false, 2},
+		{"engine's already there", []string{kind.Finalizer(), addon.HelmUninstallFinalizer}, false, 2},
+		{"being deleted: untouched", []string{addon.HelmUninstallFinalizer}, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(kind.GVK)
+			u.SetName("db")
+			u.SetUID("uid-helm")
+			u.SetFinalizers(c.finalizers)
+			if c.deleting {
+				now := metav1.Now()
+				u.SetDeletionTimestamp(&now)
+			}
+			rec := &updateRecorder{}
+			if err := NewStatusClient(rec, kind).Update(context.Background(), u); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.updated) != 1 || len(rec.updated[0].GetFinalizers()) != c.want {
+				t.Fatalf("sent %v", rec.updated)
+			}
+		})
 	}
 }

@@ -2,6 +2,8 @@ package hybrid
 
 import (
 	"context"
+	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -22,7 +25,7 @@ var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "o
 	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt"}
 
 // engineConditions are the condition types the engine owns.
-var engineConditions = []string{status.TypeAddonReady, status.TypePaused, "Migrating", "Throttled", "Drifted", "Synced", addon.TypeVersionUpdate}
+var engineConditions = status.EngineConditions
 
 // StatusClient wraps the Helm reconciler's client. On each of its status writes it drops the
 // rendered manifest (it contains the credentials), replaces Helm's Paused condition by the
@@ -47,6 +50,23 @@ func NewStatusClient(c client.Client, kind *addon.Kind) *StatusClient {
 	return &StatusClient{Client: c, kind: kind, now: time.Now}
 }
 
+// Update adds, when Helm's reconciler adds its uninstall finalizer to a resource that does not
+// carry the engine's finalizer yet, the engine's finalizer in the same write (one write to the
+// new resource instead of two, and no conflict between them). Once that write succeeded (an
+// optimistic one: the resource had no engine finalizer, so no operator had created anything
+// for it), the engine is told the resource is new (addon.MarkNew, settled by the write's
+// outcome), as if it had added the finalizer itself.
+func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if c.kind == nil || obj.GetDeletionTimestamp() != nil || !controllerutil.ContainsFinalizer(obj, addon.HelmUninstallFinalizer) ||
+		!controllerutil.AddFinalizer(obj, c.kind.Finalizer()) {
+		return c.Client.Update(ctx, obj, opts...)
+	}
+	settle := addon.MarkNew(obj.GetUID())
+	err := c.Client.Update(ctx, obj, opts...)
+	settle(err == nil)
+	return err
+}
+
 // Status returns the wrapped status writer.
 func (c *StatusClient) Status() client.SubResourceWriter {
 	return &statusWriter{SubResourceWriter: c.Client.Status(), c: c}
@@ -61,14 +81,80 @@ type statusWriter struct {
 // cache holds it, at the same resourceVersion): helm-operator-plugins writes status on every
 // reconcile because the manifest it puts in status.deployedRelease is always missing (fix
 // drops it), which made each no-op Helm reconcile one more request to the API server.
+//
+// When the cache holds a newer version of the resource than the one Helm's reconcile started
+// from (typically: the engine wrote status in the meantime), the write is rebased on it: fix
+// has already taken the engine's fields and conditions from that version, and the rest of the
+// status is Helm's own, so nothing is lost. Without it, every engine write during a Helm
+// reconcile made Helm's write fail on a conflict and the whole reconcile (dry-run included)
+// run again: one more status write per resource.
 func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if live := w.c.fix(ctx, u); live != nil && len(opts) == 0 && live.GetResourceVersion() == u.GetResourceVersion() &&
-			equality.Semantic.DeepEqual(live.Object["status"], u.Object["status"]) {
+		live, helmPaused := w.c.fix(ctx, u)
+		if len(opts) == 0 && helmPaused && waitingForEngine(u) {
 			return nil
+		}
+		if live != nil && len(opts) == 0 {
+			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
+				u.SetResourceVersion(live.GetResourceVersion())
+			}
+			if live.GetResourceVersion() == u.GetResourceVersion() && sameStatus(live, u) {
+				return nil
+			}
 		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// sameStatus compares two statuses, conditions in any order: status.conditions is a list-map
+// keyed by type, and Helm's updater rebuilds it in its own order, so a write that only
+// reorders it changes nothing.
+func sameStatus(a, b *unstructured.Unstructured) bool {
+	norm := func(u *unstructured.Unstructured) any {
+		st, ok := u.Object["status"].(map[string]any)
+		if !ok {
+			return u.Object["status"]
+		}
+		conds, ok := st["conditions"].([]any)
+		if !ok {
+			return st
+		}
+		out := make(map[string]any, len(st))
+		for k, v := range st {
+			out[k] = v
+		}
+		sorted := append([]any(nil), conds...)
+		sort.SliceStable(sorted, func(i, j int) bool { return conditionType(sorted[i]) < conditionType(sorted[j]) })
+		out["conditions"] = sorted
+		return out
+	}
+	return equality.Semantic.DeepEqual(norm(a), norm(b))
+}
+
+func conditionType(c any) string {
+	m, _ := c.(map[string]any)
+	t, _ := m["type"].(string)
+	return t
+}
+
+// waitingForEngine: a resource the engine has not reported on yet (no AddonReady) and that is
+// not being deleted. While the Helm side is paused for it (no source Secret yet), its status
+// write would only set Helm's conditions to Unknown and Ready to False/Provisioning, which the
+// engine's first write (a moment later, with AddonReady) derives anyway: it is not sent, which
+// saves a write per new resource and the conflict it often met (the engine adds its finalizer
+// at the same moment).
+func waitingForEngine(u *unstructured.Unstructured) bool {
+	_, reported := status.Find(status.Conditions(u), status.TypeAddonReady)
+	return !reported && u.GetDeletionTimestamp() == nil
+}
+
+// newerVersion says whether resourceVersion a is known to be newer than b. Resource versions
+// are opaque, but the API server's are etcd revisions (integers): when either is not one,
+// nothing is assumed.
+func newerVersion(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
 }
 
 func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -79,9 +165,9 @@ func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch clien
 }
 
 // fix rewrites the status the Helm reconciler is about to write and returns the live
-// resource it merged from (nil when it could not be read).
+// resource it merged from (nil when it could not be read), and whether Helm is paused.
 // (Paused is dropped, then the engine's own Paused condition, if any, merged back.)
-func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
+func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
 	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
 	// deletion); the engine owns the user-facing one.
@@ -108,9 +194,9 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) *u
 		}
 	}
 	if !found {
-		return nil
+		return nil, helmPaused
 	}
-	return live
+	return live, helmPaused
 }
 
 // MergeEngineStatus copies the engine-owned status fields and conditions from live into u.

@@ -24,6 +24,41 @@ const (
 	TypeIrreconcilable = "Irreconcilable"
 	TypePaused         = "Paused"
 	TypeInitialized    = "Initialized"
+
+	// TypeSynced is False while the last Clever Cloud call for a Ready resource failed
+	// transiently (5xx, timeout, outage). Ready keeps its value: the add-on keeps serving and
+	// its Secret stays; the condition goes at the next successful call.
+	TypeSynced = "Synced"
+	// TypeThrottled is set while Clever Cloud (or the operator's own budget) throttles the
+	// resource's calls. It does not flip Ready: the add-on keeps serving. (Its reason is
+	// "Throttled" too.)
+	TypeThrottled = "Throttled"
+	// TypeDrifted is set when the periodic refresh finds the add-on changed outside the
+	// operator (plan, region or version). It is a report: Ready is untouched, and the next
+	// change of the resource's spec converges the add-on to the spec again (a migration).
+	TypeDrifted = "Drifted"
+	// TypeMigrating carries the running step of a Clever Cloud migration (Ready does not look
+	// at it: the old add-on serves until the switch).
+	TypeMigrating = "Migrating"
+	// TypeVersionUpdate reports spec.version of the operator add-ons (Keycloak, Metabase,
+	// Matomo, Otoroshi).
+	TypeVersionUpdate = "VersionUpdate"
+)
+
+// EngineConditions are the condition types the add-on engine owns; the Helm side's status
+// writes keep them as the engine wrote them.
+var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate}
+
+// Reasons of the engine's report conditions (Drifted, Migrating, VersionUpdate).
+const (
+	ReasonPlanDrift       = "PlanDrift"
+	ReasonRegionDrift     = "RegionDrift"
+	ReasonVersionDrift    = "VersionDrift"
+	ReasonMigrating       = "Migrating"
+	ReasonMigrated        = "Migrated"
+	ReasonMigrationFailed = "MigrationFailed"
+	ReasonVersionUpdated  = "VersionUpdated"
+	ReasonVersionUpToDate = "VersionUpToDate"
 )
 
 // Stable CamelCase reasons.

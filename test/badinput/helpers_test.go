@@ -8,13 +8,11 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 var seq atomic.Int64
@@ -29,16 +27,13 @@ type caseCtx struct {
 func newCase() *caseCtx {
 	n := seq.Add(1)
 	c := &caseCtx{ns: fmt.Sprintf("bad-%d", n), org: fmt.Sprintf("orga_bad00000-0000-0000-0000-%012d", n), n: n}
-	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns}})).To(Succeed())
+	suite.CreateNamespace(c.ns)
 	return c
 }
 
 // sample loads config/samples/<file> into the case's namespace and organisation.
 func (c *caseCtx) sample(file string) *unstructured.Unstructured {
-	u, err := envtestutil.Sample(file, c.ns)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(unstructured.SetNestedField(u.Object, c.org, "spec", "organisation")).To(Succeed())
-	return u
+	return kube.Sample(file, c.ns, c.org)
 }
 
 // override writes the namespace's clever-operator Secret with these data.
@@ -83,103 +78,6 @@ func setGlobalFaults(hidden, revoked []string) {
 	applyFaults()
 }
 
-func get(u *unstructured.Unstructured) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{}
-	out.SetGroupVersionKind(u.GroupVersionKind())
-	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), out)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	Expect(err).NotTo(HaveOccurred())
-	return out
-}
-
-// condition returns "<status>/<reason>" of a condition type, "" when absent, "<gone>" when
-// the object no longer exists.
-func condition(u *unstructured.Unstructured, t string) string {
-	if u == nil {
-		return "<gone>"
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m := c.(map[string]any)
-		if m["type"] == t {
-			return fmt.Sprintf("%v/%v", m["status"], m["reason"])
-		}
-	}
-	return ""
-}
-
-func conditionMessage(u *unstructured.Unstructured, t string) string {
-	if u == nil {
-		return ""
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m := c.(map[string]any)
-		if m["type"] == t {
-			s, _ := m["message"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-func readyOf(u *unstructured.Unstructured) func() string {
-	return func() string { return condition(get(u), "Ready") }
-}
-
-func statusString(u *unstructured.Unstructured, field string) string {
-	if u == nil {
-		return ""
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "status", field)
-	return s
-}
-
-// events returns "<type> <reason>" of the events about an object.
-func events(u *unstructured.Unstructured) func() []string {
-	return func() []string {
-		list := &corev1.EventList{}
-		Expect(k8s.List(context.Background(), list, client.InNamespace(u.GetNamespace()))).To(Succeed())
-		var out []string
-		for _, e := range list.Items {
-			if e.InvolvedObject.Name == u.GetName() && e.InvolvedObject.Kind == u.GetKind() {
-				out = append(out, e.Type+" "+e.Reason)
-			}
-		}
-		return out
-	}
-}
-
-// eventMessages returns the messages of the events about an object.
-func eventMessages(u *unstructured.Unstructured) []string {
-	list := &corev1.EventList{}
-	Expect(k8s.List(context.Background(), list, client.InNamespace(u.GetNamespace()))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.InvolvedObject.Name == u.GetName() && e.InvolvedObject.Kind == u.GetKind() {
-			out = append(out, e.Reason+": "+e.Message)
-		}
-	}
-	return out
-}
-
-func annotate(u *unstructured.Unstructured, kv map[string]string) {
-	Eventually(func() error {
-		cur := get(u)
-		ann := cur.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		for k, v := range kv {
-			ann[k] = v
-		}
-		cur.SetAnnotations(ann)
-		return k8s.Update(context.Background(), cur)
-	}).Should(Succeed())
-}
-
 // canaryNS holds the healthy resources created during each case, with the global credentials.
 var canaryOnce sync.Once
 
@@ -194,14 +92,10 @@ func newCanary(tenant int) *unstructured.Unstructured {
 		c.useTenant(tenant)
 		ns = c.ns
 	} else {
-		canaryOnce.Do(func() {
-			Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: canaryNS}})).To(Succeed())
-		})
+		canaryOnce.Do(func() { suite.CreateNamespace(canaryNS) })
 	}
-	u, err := envtestutil.Sample("api_v1_redis.yaml", ns)
-	Expect(err).NotTo(HaveOccurred())
+	u := kube.Sample("api_v1_redis.yaml", ns, canaryOrg)
 	u.SetName(fmt.Sprintf("canary-%d", seq.Add(1)))
-	Expect(unstructured.SetNestedField(u.Object, canaryOrg, "spec", "organisation")).To(Succeed())
 	Expect(k8s.Create(context.Background(), u)).To(Succeed())
 	return u
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // window is how long each case is watched for retries once its reason is reported.
@@ -59,47 +60,47 @@ func runEngineCase(ec engineCase) {
 	if ec.act != nil {
 		ec.act(c, obj)
 	}
-	Eventually(readyOf(obj), 60*time.Second).Should(Equal(ec.ready), "Ready of %s/%s", obj.GetNamespace(), obj.GetName())
+	Eventually(suite.ReadyOf(obj), 60*time.Second).Should(Equal(ec.ready), "Ready of %s/%s", obj.GetNamespace(), obj.GetName())
 	reason := strings.SplitN(ec.ready, "/", 2)[1]
-	cur := get(obj)
+	cur := suite.Get(obj)
 	if ec.stalled {
-		Expect(condition(cur, "Stalled")).To(Equal("True/"+reason), "terminal reasons set Stalled")
-		Expect(conditionMessage(cur, "Stalled")).To(Equal(conditionMessage(cur, "Ready")))
+		Expect(kube.Condition(cur, "Stalled")).To(Equal("True/"+reason), "terminal reasons set Stalled")
+		Expect(kube.ConditionMessage(cur, "Stalled")).To(Equal(kube.ConditionMessage(cur, "Ready")))
 	} else {
-		Expect(condition(cur, "Stalled")).NotTo(HavePrefix("True/"), "a transient reason is not stalled")
+		Expect(kube.Condition(cur, "Stalled")).NotTo(HavePrefix("True/"), "a transient reason is not stalled")
 	}
 	if ec.message != "" {
-		Expect(conditionMessage(cur, "Ready")).To(ContainSubstring(ec.message))
+		Expect(kube.ConditionMessage(cur, "Ready")).To(ContainSubstring(ec.message))
 	}
 	for t, want := range ec.also {
-		Eventually(func() string { return condition(get(obj), t) }).Should(Equal(want), "condition %s", t)
+		Eventually(func() string { return kube.Condition(suite.Get(obj), t) }).Should(Equal(want), "condition %s", t)
 	}
 	event := ec.event
 	if event == "" {
 		event = reason
 	}
 	if event != "-" {
-		Eventually(events(obj)).Should(ContainElement("Warning "+event), "Warning event %s", event)
+		Eventually(suite.EventsOf(obj)).Should(ContainElement("Warning "+event), "Warning event %s", event)
 	} else {
-		Expect(events(obj)()).NotTo(ContainElement(HavePrefix("Warning ")), "a control case records no Warning")
+		Expect(suite.Events(obj)).NotTo(ContainElement(HavePrefix("Warning ")), "a control case records no Warning")
 	}
 
 	// No hot retry: count over a window, while a canary is created and must become Ready.
 	api0, kube0, pass0 := fake.CountsByOwner()[c.org], 0, 0
-	kube0, pass0 = kube.counts(c.ns)
+	kube0, pass0 = apiserver.counts(c.ns)
 	tenant := ec.canaryTenant
 	canary := newCanary(tenant - 1)
 	time.Sleep(window)
 	api1 := fake.CountsByOwner()[c.org]
-	kube1, pass1 := kube.counts(c.ns)
+	kube1, pass1 := apiserver.counts(c.ns)
 	fmt.Fprintf(os.Stderr, "%-90s %-28s window %s: %2d Clever Cloud calls, %d engine passes, %2d API server requests\n",
 		CurrentSpecReport().LeafNodeText, ec.ready, window, api1-api0, pass1-pass0, kube1-kube0)
 	maxAPI, maxPasses, maxKube := or(ec.maxAPI, 3), or(ec.maxPasses, 3), or(ec.maxKube, 40)
 	Expect(api1-api0).To(BeNumerically("<=", maxAPI), "Clever Cloud calls for %s in %s", c.org, window)
 	Expect(pass1-pass0).To(BeNumerically("<=", maxPasses), "engine passes in %s", window)
 	Expect(kube1-kube0).To(BeNumerically("<=", maxKube), "API server requests in namespace %s in %s", c.ns, window)
-	Eventually(readyOf(canary)).Should(Equal("True/Provisioned"), "the canary created meanwhile")
-	Expect(readyOf(obj)()).To(Equal(ec.ready), "the reason holds")
+	Eventually(suite.ReadyOf(canary)).Should(Equal("True/Provisioned"), "the canary created meanwhile")
+	Expect(suite.ReadyOf(obj)()).To(Equal(ec.ready), "the reason holds")
 
 	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
 	Expect(err).NotTo(HaveOccurred())
@@ -123,8 +124,8 @@ func set(u *unstructured.Unstructured, value any, path ...string) *unstructured.
 
 // waitReady waits until the resource is Ready and returns its add-on id.
 func waitReady(obj *unstructured.Unstructured) string {
-	Eventually(readyOf(obj), 60*time.Second).Should(Equal("True/Provisioned"))
-	return statusString(get(obj), "addon")
+	Eventually(suite.ReadyOf(obj), 60*time.Second).Should(Equal("True/Provisioned"))
+	return kube.StatusString(suite.Get(obj), "addon")
 }
 
 // hugeValue is a 2 MiB value: more than a Secret may hold.
@@ -244,8 +245,8 @@ var _ = Describe("bad input the API server accepts", func() {
 			canaryTenant: 1,
 			cleanup: func(c *caseCtx, obj *unstructured.Unstructured) {
 				setGlobalFaults(nil, nil)
-				annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "restored"})
-				Eventually(readyOf(obj)).Should(Equal("True/Provisioned"), "recovers once the credentials work again")
+				suite.Annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "restored"})
+				Eventually(suite.ReadyOf(obj)).Should(Equal("True/Provisioned"), "recovers once the credentials work again")
 			},
 		}),
 		Entry("a foreign Secret in the way of the credentials Secret", engineCase{
@@ -294,7 +295,7 @@ var _ = Describe("bad input the API server accepts", func() {
 			},
 			act: func(c *caseCtx, obj *unstructured.Unstructured) {
 				Expect(fake.DeleteAddonOutOfBand(c.org, waitReady(obj))).To(Succeed())
-				annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "gone"})
+				suite.Annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "gone"})
 			},
 			ready: "False/AddonMissing", stalled: true, message: "was deleted outside the operator",
 		}),
@@ -303,8 +304,8 @@ var _ = Describe("bad input the API server accepts", func() {
 			act: func(c *caseCtx, obj *unstructured.Unstructured) {
 				old := waitReady(obj)
 				Expect(fake.DeleteAddonOutOfBand(c.org, old)).To(Succeed())
-				annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "gone"})
-				Eventually(func() string { return statusString(get(obj), "addon") }).ShouldNot(Equal(old))
+				suite.Annotate(obj, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "gone"})
+				Eventually(func() string { return kube.StatusString(suite.Get(obj), "addon") }).ShouldNot(Equal(old))
 			},
 			ready: "True/Provisioned", event: "AddonMissing",
 		}),
@@ -392,13 +393,13 @@ var _ = Describe("bad input the API server accepts", func() {
 			act: func(c *caseCtx, obj *unstructured.Unstructured) {
 				waitReady(obj)
 				setOwnerFault(c.org, fakeapi.OwnerFault{Status: 403})
-				Expect(k8s.Delete(context.Background(), get(obj))).To(Succeed())
+				Expect(k8s.Delete(context.Background(), suite.Get(obj))).To(Succeed())
 			},
 			ready: "False/DeleteFailed", message: "skip-deprovision",
 			cleanup: func(c *caseCtx, obj *unstructured.Unstructured) {
-				annotate(obj, map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
-				Eventually(func() *unstructured.Unstructured { return get(obj) }).Should(BeNil(), "released by the escape hatch")
-				Expect(events(obj)()).To(ContainElement("Warning AddonLeftBehind"))
+				suite.Annotate(obj, map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
+				Eventually(func() *unstructured.Unstructured { return suite.Get(obj) }).Should(BeNil(), "released by the escape hatch")
+				Expect(suite.Events(obj)).To(ContainElement("Warning AddonLeftBehind"))
 			},
 		}),
 		Entry("63-character name, the longest allowed (control: Ready)", engineCase{
@@ -416,11 +417,11 @@ var _ = Describe("bad input the API server accepts", func() {
 		c := newCase()
 		obj := set(c.sample("api_v1_redis.yaml"), "not-an-org", "spec", "organisation")
 		Expect(k8s.Create(ctx, obj)).To(Succeed())
-		Eventually(readyOf(obj)).Should(Equal("False/InvalidSpec"))
+		Eventually(suite.ReadyOf(obj)).Should(Equal("False/InvalidSpec"))
 		api0 := fake.CountsByOwner()["not-an-org"]
-		Expect(k8s.Delete(ctx, get(obj))).To(Succeed())
-		Eventually(func() *unstructured.Unstructured { return get(obj) }).Should(BeNil(), "nothing can exist in a malformed organisation: no lookup, no DeleteFailed")
+		Expect(k8s.Delete(ctx, suite.Get(obj))).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return suite.Get(obj) }).Should(BeNil(), "nothing can exist in a malformed organisation: no lookup, no DeleteFailed")
 		Expect(fake.CountsByOwner()["not-an-org"]).To(Equal(api0), "no Clever Cloud call")
-		Expect(events(obj)()).NotTo(ContainElement("Warning DeleteFailed"))
+		Expect(suite.Events(obj)).NotTo(ContainElement("Warning DeleteFailed"))
 	})
 })

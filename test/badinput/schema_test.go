@@ -34,7 +34,7 @@ func runSchemaCase(sc schemaCase) {
 		Expect(k8s.Create(ctx, u)).To(Succeed())
 		// The operator adds its finalizers meanwhile: retry on conflicts only.
 		Eventually(func() bool {
-			cur := get(u)
+			cur := suite.Get(u)
 			sc.mutate(cur)
 			err = k8s.Update(ctx, cur)
 			return !apierrors.IsConflict(err)

@@ -9,12 +9,8 @@
 package badinput_test
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,24 +18,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
-	"github.com/clever-operator/clever-operator/internal/logging"
-	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestBadInput(t *testing.T) {
@@ -75,40 +61,36 @@ var (
 	k8s     client.Client
 	fake    *fakeapi.Server
 	fakeSrv *httptest.Server
-	stopMgr context.CancelFunc
-	mgrDone chan struct{}
+	mgr     *kube.Manager
+	// suite is this suite's world for the shared helpers (test/kube).
+	suite *kube.Suite
 	// logs receives everything the operator logs, at the highest verbosity its caps allow.
 	logs = &envtestutil.LogBuffer{}
-	// kube counts the operator's requests to the API server, by namespace.
-	kube = &requestCounter{}
+	// apiserver counts the operator's requests to the API server, by namespace.
+	apiserver = &requestCounter{}
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(logging.Capped(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))), logging.MaxVerbosity))
-	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
-	var err error
-	env, err = envtestutil.New(filepath.Join("config", "crd", "bases"))
-	Expect(err).NotTo(HaveOccurred())
-	restCfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(restCfg, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
+	cp := kube.StartControlPlane(logs, false)
+	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
 	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
 		Credentials:       append([]fakeapi.Credential{global}, tenants...),
 		ProvisioningDelay: 100 * time.Millisecond,
 		Seed:              7,
 	})
-	startManager()
+	suite = &kube.Suite{Name: "test/badinput", Client: k8s, Fake: fake, NamespacePrefix: "bad"}
+	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
+		API:          cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: global.ConsumerKey, ConsumerSecret: global.ConsumerSecret, Token: global.Token, Secret: global.Secret},
+		ResyncPeriod: time.Hour, Workers: 4, APITimeout: apiTimeout,
+		Wrap: apiserver.wrap,
+	})
 })
 
 var _ = AfterSuite(func() {
 	if fake != nil && k8s != nil {
 		assertNoLeak()
 	}
-	if stopMgr != nil {
-		stopMgr()
-		Eventually(mgrDone).Should(BeClosed())
-	}
+	mgr.Stop()
 	if fakeSrv != nil {
 		fakeSrv.Close()
 	}
@@ -116,34 +98,6 @@ var _ = AfterSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
-
-func startManager() {
-	ws, err := watches.Load("watches.yaml")
-	Expect(err).NotTo(HaveOccurred())
-	scheme, err := operator.NewScheme()
-	Expect(err).NotTo(HaveOccurred())
-	opts := operator.ManagerOptions(scheme, nil)
-	opts.Metrics = metricsserver.Options{BindAddress: "0"}
-	opts.HealthProbeBindAddress = "0"
-	opts.Controller.SkipNameValidation = ptr.To(true)
-	cfg := rest.CopyConfig(restCfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return kube.wrap(rt) })
-	mgr, err := ctrl.NewManager(cfg, opts)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(operator.Setup(mgr, operator.Options{
-		API:     cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: global.ConsumerKey, ConsumerSecret: global.ConsumerSecret, Token: global.Token, Secret: global.Secret},
-		Watches: ws, ResyncPeriod: time.Hour, Workers: 4, APITimeout: apiTimeout,
-		Registerer: prometheus.NewRegistry(), Log: ctrl.Log,
-	})).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	stopMgr = cancel
-	mgrDone = make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(mgrDone)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-}
 
 // requestCounter counts the requests the operator sends to the API server per namespace, and
 // its reads of the namespace override Secret (one per engine pass that talks to Clever Cloud).
@@ -197,26 +151,9 @@ var caseSecrets struct {
 // environment value (except the URLs mirrored into status by design), every ConfigProvider
 // variable value, the values cases injected, and their base64 forms.
 func assertNoLeak() {
-	ctx := context.Background()
-	values := envtestutil.AddonSecretValues(fake)
-	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) == 0 {
-		Expect(len(values)).To(BeNumerically(">", 20), "the suite created add-ons with credentials")
-	}
-	values = append(values, envtestutil.CredentialValues(append([]fakeapi.Credential{global, rejected}, tenants...)...)...)
-	cps := &unstructured.UnstructuredList{}
-	cps.SetGroupVersionKind(schema.GroupVersionKind{Group: "api.clever-cloud.com", Version: "v1", Kind: "ConfigProviderList"})
-	Expect(k8s.List(ctx, cps)).To(Succeed())
-	for _, cp := range cps.Items {
-		vars, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "variables")
-		for _, v := range vars {
-			values = append(values, v)
-		}
-	}
+	values := suite.SecretValues(append([]fakeapi.Credential{global, rejected}, tenants...)...)
 	caseSecrets.Lock()
 	values = append(values, caseSecrets.values...)
 	caseSecrets.Unlock()
-	Expect(len(logs.String())).To(BeNumerically(">", 1000))
-	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
-	Expect(err).NotTo(HaveOccurred())
-	Expect(envtestutil.Leaks(values, texts)).To(BeEmpty())
+	suite.ExpectNoLeak(logs.String(), values)
 }

@@ -9,9 +9,12 @@
 //	    operator CPU (from /proc/<pid>/stat), measured with a short period and scaled
 //	P4  single-resource latency, apply → Secret filled, fake answering instantly (p50/p95)
 //	P5  operator peak RSS (VmHWM) with many resources and unrelated Secrets in the cluster
+//	A1  Kubernetes writes per resource (status, the resource, Secrets, Helm release Secrets,
+//	    events...) from kube-apiserver's audit log: to Ready, after a spec change, idle, delete
 //	chart  time-to-Ready vs N, operator and floor (PNG)
 //
-// Usage: make bench [BENCH_ARGS="-only P4 -n 100"]; docs/performance.md.
+// Usage: make bench [BENCH_ARGS="-only P4 -n 100"]; make bench BENCH_ARGS="-only A1";
+// docs/performance.md. The operator is built into -workdir (bin/ may be shared).
 package main
 
 import (
@@ -35,7 +38,9 @@ import (
 
 type config struct {
 	assets, only, out, chartOut, workdir string
-	n, idleN, unrelated, p4Runs          int
+	n, idleN, unrelated, p4Runs, auditN  int
+	auditRuns                            int
+	auditQuiet, auditIdle                time.Duration
 	sizes                                []int
 	latency, jitter, delay               time.Duration
 	apiRate                              float64
@@ -57,7 +62,11 @@ func run() error {
 	var c config
 	var sizes string
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
-	flag.StringVar(&c.only, "only", "P1,P2,P3,P4,P5,chart", "comma-separated subset of P1,P2,P3,P4,P5,chart")
+	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,chart")
+	flag.IntVar(&c.auditN, "audit-n", 15, "A1: number of resources (spread over the 14 kinds)")
+	flag.IntVar(&c.auditRuns, "audit-runs", 1, "A1: runs (each with new resources); figures are per resource over all runs")
+	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
+	flag.DurationVar(&c.auditIdle, "audit-idle", 30*time.Second, "A1: idle window (all Ready, nothing changed)")
 	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
 	flag.StringVar(&sizes, "sizes", "100,250,500,1000", "chart: the values of N to plot")
 	flag.IntVar(&c.idleN, "idle-n", 1000, "P3/P5: number of Ready resources")
@@ -77,7 +86,7 @@ func run() error {
 	flag.StringVar(&c.out, "out", filepath.Join("bench", "results.json"), "JSON results file")
 	flag.StringVar(&c.chartOut, "chart-out", filepath.Join("bench", "time-to-ready.png"), "PNG chart file")
 	flag.StringVar(&c.workdir, "workdir", ".bench", "kubeconfig and operator logs")
-	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it first)")
+	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it into -workdir first)")
 	flag.StringVar(&c.operatorExtra, "operator-args", "", "extra operator flags, space-separated (e.g. --pprof-bind-address=127.0.0.1:6060 to profile it)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -97,13 +106,13 @@ func run() error {
 	for _, s := range strings.Split(c.only, ",") {
 		s = strings.TrimSpace(s)
 		switch strings.ToUpper(s) {
-		case "P1", "P2", "P3", "P4", "P5":
+		case "A1", "P1", "P2", "P3", "P4", "P5":
 			sel[strings.ToUpper(s)] = true
 		case "CHART":
 			sel["chart"] = true
 		case "":
 		default:
-			return fmt.Errorf("-only: unknown part %q (P1..P5, chart)", s)
+			return fmt.Errorf("-only: unknown part %q (A1, P1..P5, chart)", s)
 		}
 	}
 
@@ -112,7 +121,7 @@ func run() error {
 	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
 	b.res.Machine = machineFacts()
 	h, err := harness.Start(ctx, harness.Options{
-		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step,
+		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step, AuditLog: sel["A1"],
 		Fake: fakeapi.Options{ProvisioningDelay: c.delay, Faults: fakeapi.Faults{Latency: c.latency, Jitter: c.jitter}},
 	})
 	if err != nil {
@@ -129,6 +138,12 @@ func run() error {
 	defer func() { _ = b.op.Stop(10 * time.Second) }()
 	if err := b.op.Start(); err != nil {
 		return err
+	}
+
+	if sel["A1"] {
+		if err := b.a1(ctx); err != nil {
+			return fmt.Errorf("A1: %w", err)
+		}
 	}
 
 	if sel["P4"] {

@@ -19,6 +19,7 @@ type Results struct {
 	P3        *P3            `json:"p3,omitempty"`
 	P4        *P4            `json:"p4,omitempty"`
 	P5        *P5            `json:"p5,omitempty"`
+	A1        *A1            `json:"a1,omitempty"`
 	Chart     []ChartPoint   `json:"chart,omitempty"`
 	ChartFile string         `json:"chartFile,omitempty"`
 	Goals     []Goal         `json:"goals"`
@@ -92,6 +93,36 @@ type P5 struct {
 	PeakRSSShortPeriodMiB float64 `json:"peakRssShortPeriodMiB,omitempty"`
 }
 
+// A1 is the Kubernetes writes of the operator, counted from kube-apiserver's audit log.
+type A1 struct {
+	N            int     `json:"n"`
+	Runs         int     `json:"runs"`
+	QuietSeconds float64 `json:"quietSeconds"`
+	// AddonLines is `wc -l` of internal/addon's non-test Go files.
+	AddonLines int        `json:"addonLines"`
+	AddonFiles int        `json:"addonFiles"`
+	ToReady    AuditPhase `json:"toReady"`
+	SpecChange AuditPhase `json:"specChange"`
+	Idle       AuditPhase `json:"idle"`
+	Delete     AuditPhase `json:"delete"`
+}
+
+// AuditPhase is the writes of one step (requests the API server carried out), by kind of
+// object (status, resource, Secret, Helm release, event, ConfigMap, other) and by
+// "verb resource[/subresource]"; the refused requests (409 conflicts...) apart.
+type AuditPhase struct {
+	WindowSeconds        float64            `json:"windowSeconds"`
+	Writes               int                `json:"writes"`
+	PerResource          float64            `json:"perResource"`
+	ByKind               map[string]int     `json:"byKind"`
+	PerResourceByKind    map[string]float64 `json:"perResourceByKind"`
+	ByResource           map[string]int     `json:"byResource"`
+	StatusMaxPerResource int                `json:"statusMaxPerResource"`
+	Failed               int                `json:"failed"`
+	FailedPerResource    float64            `json:"failedPerResource"`
+	FailedByResource     map[string]int     `json:"failedByResource"`
+}
+
 type ChartPoint struct {
 	N int `json:"n"`
 	// LoadAvg is the 1-minute load average when the operator and the floor finished: the
@@ -116,6 +147,7 @@ func configJSON(c config) map[string]any {
 		"n": c.n, "sizes": c.sizes, "idleN": c.idleN, "unrelatedSecrets": c.unrelated, "p4Runs": c.p4Runs,
 		"fakeLatency": c.latency.String(), "fakeJitter": c.jitter.String(), "provisioningDelay": c.delay.String(),
 		"apiRateLimit": c.apiRate, "workers": c.workers, "floorWorkers": c.floorWorkers, "applyWorkers": c.applyWorkers,
+		"auditN": c.auditN, "auditRuns": c.auditRuns, "auditQuiet": c.auditQuiet.String(), "auditIdle": c.auditIdle.String(),
 		"resync": c.resync.String(), "idleWindow": c.idleWindow.String(), "baseWindow": c.baseWindow.String(),
 	}
 }
@@ -147,6 +179,15 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 		g = append(g, Goal{"P5", fmt.Sprintf("operator peak RSS, %d resources + %d unrelated Secrets", r.P5.Resources, r.P5.UnrelatedSecrets), "≤ 150 MiB",
 			fmt.Sprintf("%.1f MiB", r.P5.PeakRSSMiB), r.P5.PeakRSSMiB <= 150})
 	}
+	if a := r.A1; a != nil {
+		g = append(g, Goal{"A1", fmt.Sprintf("Kubernetes writes per resource to Ready (N=%d×%d; status %.1f, resource %.1f, Secrets %.1f, Helm release %.1f, events %.1f; + %.1f refused)", a.N, a.Runs,
+			a.ToReady.PerResourceByKind[wStatus], a.ToReady.PerResourceByKind[wResource], a.ToReady.PerResourceByKind[wSecret], a.ToReady.PerResourceByKind[wHelm], a.ToReady.PerResourceByKind[wEvent], a.ToReady.FailedPerResource),
+			"≤ 9", fmt.Sprintf("%.2f", a.ToReady.PerResource), a.ToReady.PerResource <= 9.005})
+		g = append(g, Goal{"A1", fmt.Sprintf("status writes per spec-changed resource, max (average %.2f; all writes %.2f; + %.2f refused)", a.SpecChange.PerResourceByKind[wStatus], a.SpecChange.PerResource, a.SpecChange.FailedPerResource),
+			"≤ 2", fmt.Sprint(a.SpecChange.StatusMaxPerResource), a.SpecChange.StatusMaxPerResource <= 2})
+		g = append(g, Goal{"A1", fmt.Sprintf("Kubernetes writes while idle (%d Ready, %.0fs)", a.N, a.Idle.WindowSeconds), "0",
+			fmt.Sprint(a.Idle.Writes), a.Idle.Writes == 0})
+	}
 	return g
 }
 
@@ -173,6 +214,9 @@ func printSummary(r *Results) {
 			fmt.Fprintf(w, "  %s\t%.3f\n", k, r.P2.PerResourceByRoute[k])
 		}
 		_ = w.Flush()
+	}
+	if r.A1 != nil {
+		printA1(r.A1)
 	}
 	fmt.Println()
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)

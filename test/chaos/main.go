@@ -1,5 +1,5 @@
 // Command chaos checks the operator's reliability on a local control plane against the fake
-// Clever Cloud API, with the operator as its own process (bin/manager):
+// Clever Cloud API, with the operator as its own process (built into -workdir):
 //
 //	R1      SIGKILL the operator at random moments while resources are provisioned, then while
 //	        they are deleted, restarting it each time: one add-on per resource, all Ready, then
@@ -77,7 +77,7 @@ func run() error {
 	flag.DurationVar(&c.timeout, "timeout", 6*time.Minute, "per wait (all Ready, all gone)")
 	flag.Uint64Var(&c.seed, "seed", 0, "random seed for kill moments and fault draws (0: from the clock)")
 	flag.StringVar(&c.workdir, "workdir", ".chaos", "kubeconfig and operator logs")
-	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it first)")
+	flag.BoolVar(&c.noBuild, "no-build", false, "use bin/manager as it is (default: go build it into -workdir first)")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -12,12 +12,9 @@ package chart_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,7 +22,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,28 +132,6 @@ func mustTemplate(args ...string) string {
 	out, err := helmTemplate(args...)
 	Expect(err).NotTo(HaveOccurred(), "helm template failed:\n%s", out)
 	return out
-}
-
-// decode returns every object of a multi-document YAML stream, skipping empty documents.
-func decode(manifest string) []*unstructured.Unstructured {
-	GinkgoHelper()
-	var objs []*unstructured.Unstructured
-	d := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		var m map[string]any
-		err := d.Decode(&m)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		Expect(err).NotTo(HaveOccurred())
-		if len(m) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		Expect(u.GetKind()).NotTo(BeEmpty(), "a rendered document has no kind: %v", m)
-		objs = append(objs, u)
-	}
-	return objs
 }
 
 // find returns the objects of the given kind.

@@ -27,6 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // fakeCreds are the credentials given with --set-string; the key is the value name under
@@ -199,13 +201,13 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("accepts a token and secret alone (clever-tools' published consumer) and a clever-tools.json Secret alone", func() {
-		objs := decode(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=t", "--set-string", "credentials.secret=s"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=t", "--set-string", "credentials.secret=s")))
 		secret := &corev1.Secret{}
 		toTyped(findOne(objs, "Secret", credentialsSecret), secret)
 		Expect(secret.Data).To(Equal(map[string][]byte{"CLEVER_OPERATOR_API_TOKEN": []byte("t"), "CLEVER_OPERATOR_API_SECRET": []byte("s")}))
 
-		d := deployment(decode(mustTemplate("--set", "credentials.cleverToolsSecret=clever-tools-login",
-			"--set", "credentials.bridgeEndpoint=https://bridge.example.test")))
+		d := deployment(kube.Decode([]byte(mustTemplate("--set", "credentials.cleverToolsSecret=clever-tools-login",
+			"--set", "credentials.bridgeEndpoint=https://bridge.example.test"))))
 		c := d.Spec.Template.Spec.Containers[0]
 		Expect(c.EnvFrom).To(BeEmpty())
 		Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "CLEVER_OPERATOR_API_BRIDGE_ENDPOINT", Value: "https://bridge.example.test"}))
@@ -215,7 +217,7 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("accepts a lone token, which the operator reads as a bearer token", func() {
-		objs := decode(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=lone"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.token=lone")))
 		secret := &corev1.Secret{}
 		toTyped(findOne(objs, "Secret", credentialsSecret), secret)
 		Expect(secret.Data).To(Equal(map[string][]byte{"CLEVER_OPERATOR_API_TOKEN": []byte("lone")}))
@@ -240,7 +242,7 @@ var _ = Describe("helm template", func() {
 
 		BeforeEach(func() {
 			manifest = mustTemplate(fullArgs()...)
-			objs = decode(manifest)
+			objs = kube.Decode([]byte(manifest))
 		})
 
 		It("renders the 14 CRDs of config/crd/bases unchanged, annotated keep", func() {
@@ -403,7 +405,7 @@ var _ = Describe("helm template", func() {
 			sum := d.Spec.Template.Annotations["checksum/credentials"]
 			Expect(sum).To(MatchRegexp(`^[0-9a-f]{64}$`))
 
-			other := deployment(decode(mustTemplate(append(fullArgs(), "--set-string", "credentials.bearerToken=another")...)))
+			other := deployment(kube.Decode([]byte(mustTemplate(append(fullArgs(), "--set-string", "credentials.bearerToken=another")...))))
 			Expect(other.Spec.Template.Annotations["checksum/credentials"]).NotTo(Equal(sum))
 
 			secret := &corev1.Secret{}
@@ -419,7 +421,7 @@ var _ = Describe("helm template", func() {
 		})
 
 		It("puts only non-empty credentials in the Secret", func() {
-			o := decode(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.bearerToken=only-this"))
+			o := kube.Decode([]byte(mustTemplate("--set", "credentials.create=true", "--set-string", "credentials.bearerToken=only-this")))
 			secret := &corev1.Secret{}
 			toTyped(findOne(o, "Secret", credentialsSecret), secret)
 			Expect(secret.Data).To(Equal(map[string][]byte{"CLEVER_OPERATOR_API_BEARER_TOKEN": []byte("only-this")}))
@@ -430,7 +432,7 @@ var _ = Describe("helm template", func() {
 			// The RBAC rules name configmaps (the add-ons' optional ConfigMaps) and the CRDs
 			// describe spec.secret.configMap; the operator's own objects reference none.
 			for _, doc := range documents(manifest) {
-				o := decode(doc)
+				o := kube.Decode([]byte(doc))
 				if len(o) == 1 && o[0].GetKind() == "CustomResourceDefinition" {
 					continue
 				}
@@ -444,7 +446,7 @@ var _ = Describe("helm template", func() {
 		It("shows no credential value anywhere but in the Secret's data", func() {
 			seenSecret := false
 			for _, doc := range documents(manifest) {
-				o := decode(doc)
+				o := kube.Decode([]byte(doc))
 				if len(o) == 1 && o[0].GetKind() == "Secret" && o[0].GetName() == credentialsSecret {
 					seenSecret = true
 					rest := o[0].DeepCopy()
@@ -498,7 +500,7 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("uses an existing Secret through envFrom and creates none", func() {
-		objs := decode(mustTemplate("--set", "credentials.existingSecret=my-clever-creds", "--set", "credentials.endpoint=https://api.example.test"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=my-clever-creds", "--set", "credentials.endpoint=https://api.example.test")))
 		Expect(find(objs, "Secret")).To(BeEmpty())
 		d := deployment(objs)
 		c := d.Spec.Template.Spec.Containers[0]
@@ -512,17 +514,17 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("turns watchNamespaces into one comma-separated --watch-namespace", func() {
-		d := deployment(decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "watchNamespaces={a,b}")))
+		d := deployment(kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "watchNamespaces={a,b}"))))
 		args := d.Spec.Template.Spec.Containers[0].Args
 		Expect(args).To(ContainElement("--watch-namespace=a,b"))
-		Expect(args).To(HaveLen(len(deployment(decode(mustTemplate("--set", "credentials.existingSecret=x"))).Spec.Template.Spec.Containers[0].Args) + 1))
+		Expect(args).To(HaveLen(len(deployment(kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x")))).Spec.Template.Spec.Containers[0].Args) + 1))
 	})
 
 	It("appends extraArgs and honours the logging, image and pod values", func() {
-		d := deployment(decode(mustTemplate("--set", "credentials.existingSecret=x",
+		d := deployment(kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x",
 			"--set", "extraArgs={--resync-period=30m}", "--set", "logging.level=debug", "--set", "logging.encoder=console",
 			"--set", "image.repository=registry.example/op", "--set", "image.tag=dev",
-			"--set", "podLabels.team=platform", "--set", "podAnnotations.a=b", "--set", "nodeSelector.disk=ssd")))
+			"--set", "podLabels.team=platform", "--set", "podAnnotations.a=b", "--set", "nodeSelector.disk=ssd"))))
 		c := d.Spec.Template.Spec.Containers[0]
 		Expect(c.Args).To(ContainElements("--zap-log-level=debug", "--zap-encoder=console"))
 		Expect(c.Args[len(c.Args)-1]).To(Equal("--resync-period=30m"))
@@ -532,14 +534,14 @@ var _ = Describe("helm template", func() {
 		Expect(d.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"disk": "ssd"}))
 
 		digest := "sha256:" + strings.Repeat("ab", 32)
-		d = deployment(decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "image.digest="+digest)))
+		d = deployment(kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "image.digest="+digest))))
 		Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/clever-operator/clever-operator@" + digest))
 	})
 
 	It("leaves the CRDs out with crds.install=false and unkept with crds.keep=false", func() {
-		objs := decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.install=false"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.install=false")))
 		Expect(find(objs, "CustomResourceDefinition")).To(BeEmpty())
-		objs = decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.keep=false"))
+		objs = kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.keep=false")))
 		crds := find(objs, "CustomResourceDefinition")
 		Expect(crds).To(HaveLen(14))
 		for _, c := range crds {
@@ -548,12 +550,12 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("leaves the per-kind roles out with rbac.aggregateRoles=false", func() {
-		objs := decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "rbac.aggregateRoles=false"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "rbac.aggregateRoles=false")))
 		Expect(find(objs, "ClusterRole")).To(HaveLen(1))
 	})
 
 	It("uses an existing ServiceAccount with serviceAccount.create=false", func() {
-		objs := decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=op"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=op")))
 		Expect(find(objs, "ServiceAccount")).To(BeEmpty())
 		Expect(deployment(objs).Spec.Template.Spec.ServiceAccountName).To(Equal("op"))
 		rb := &rbacv1.ClusterRoleBinding{}
@@ -562,8 +564,8 @@ var _ = Describe("helm template", func() {
 	})
 
 	It("renders a ServiceMonitor selecting the metrics Service when enabled", func() {
-		objs := decode(mustTemplate("--set", "credentials.existingSecret=x", "--set", "metrics.serviceMonitor.enabled=true",
-			"--set", "metrics.serviceMonitor.additionalLabels.release=prom"))
+		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "metrics.serviceMonitor.enabled=true",
+			"--set", "metrics.serviceMonitor.additionalLabels.release=prom")))
 		sm := findOne(objs, "ServiceMonitor", fullname+"-metrics")
 		Expect(sm.GetAPIVersion()).To(Equal("monitoring.coreos.com/v1"))
 		Expect(sm.GetLabels()).To(HaveKeyWithValue("release", "prom"))
@@ -591,7 +593,7 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 	var crds []*unstructured.Unstructured
 
 	BeforeAll(func() {
-		objs = decode(mustTemplate(fullArgs()...))
+		objs = kube.Decode([]byte(mustTemplate(fullArgs()...)))
 		crds = find(objs, "CustomResourceDefinition")
 		Expect(crds).To(HaveLen(14))
 	})

@@ -43,6 +43,7 @@ import (
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
 	apiv1alpha1 "github.com/clever-operator/clever-operator/api/v1alpha1"
 	apiv1beta1 "github.com/clever-operator/clever-operator/api/v1beta1"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestCRDs(t *testing.T) {
@@ -61,6 +62,8 @@ var (
 	testEnv *envtest.Environment
 	k8s     client.Client
 	ctx     = context.Background()
+	// suite is this suite's client for the shared helpers (test/kube).
+	suite *kube.Suite
 )
 
 var _ = BeforeSuite(func() {
@@ -88,6 +91,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
+	suite = &kube.Suite{Name: "test/crd", Client: k8s}
 
 	for _, ns := range []string{samplesNamespace, validationNamespace} {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())

@@ -62,15 +62,6 @@ func create(obj client.Object) {
 	})
 }
 
-// get reads the live object with obj's kind, namespace and name.
-func get(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	GinkgoHelper()
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), live)).To(Succeed())
-	return live
-}
-
 // optionsDefaulted are the kinds whose CRD defaults spec.options to {}.
 var optionsDefaulted = []string{"Metabase", "Keycloak", "Matomo", "Otoroshi", "Azimutt", "Cellar"}
 
@@ -92,7 +83,7 @@ func expectAcceptedUnchanged(obj *unstructured.Unstructured) *unstructured.Unstr
 	GinkgoHelper()
 	want := expectedSpec(obj)
 	create(obj)
-	live := get(obj)
+	live := suite.Live(obj)
 	Expect(live.Object["spec"]).To(Equal(want))
 	return live
 }

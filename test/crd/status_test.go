@@ -54,7 +54,7 @@ var _ = Describe("status", func() {
 	It("defaults to {observedGeneration: 0} on a new resource, so kstatus reads it as in progress", func() {
 		obj := kv("kv-status-default")
 		create(obj)
-		live := get(obj)
+		live := suite.Live(obj)
 		Expect(live.GetGeneration()).To(BeEquivalentTo(1))
 		Expect(live.Object["status"]).To(Equal(map[string]any{"observedGeneration": int64(0)}))
 	})
@@ -63,17 +63,17 @@ var _ = Describe("status", func() {
 		obj := postgreSql("pg-create-status")
 		obj.Object["status"] = map[string]any{"addon": "addon_forged", "observedGeneration": int64(7)}
 		create(obj)
-		Expect(get(obj).Object["status"]).To(Equal(map[string]any{"observedGeneration": int64(0)}))
+		Expect(suite.Live(obj).Object["status"]).To(Equal(map[string]any{"observedGeneration": int64(0)}))
 	})
 
 	It("accepts the Helm reconciler's status write and prunes deployedRelease.manifest", func() {
 		obj := postgreSql("pg-helm")
 		create(obj)
-		live := get(obj)
+		live := suite.Live(obj)
 		live.Object["status"] = helmStatus("postgresql-pg-helm")
 		Expect(k8s.Status().Update(ctx, live)).To(Succeed())
 
-		after := get(obj)
+		after := suite.Live(obj)
 		release, found, err := unstructured.NestedMap(after.Object, "status", "deployedRelease")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue())
@@ -95,11 +95,11 @@ var _ = Describe("status", func() {
 	It("rejects a condition with an unknown status or without a type", func() {
 		obj := kv("kv-bad-condition")
 		create(obj)
-		live := get(obj)
+		live := suite.Live(obj)
 		live.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "Maybe"}}}
 		expectInvalid(k8s.Status().Update(ctx, live), "status.conditions[0].status", "Unsupported value: \"Maybe\"")
 
-		live = get(obj)
+		live = suite.Live(obj)
 		live.Object["status"] = map[string]any{"conditions": []any{map[string]any{"status": "True"}}}
 		expectInvalid(k8s.Status().Update(ctx, live), "type", "Required value")
 	})
@@ -144,7 +144,7 @@ var _ = Describe("status", func() {
 		Expect(got.Status).To(BeComparableTo(*want)) // times come back in Local
 
 		// JSON names as the reference operator's (url, admin_url) and the printer columns expect.
-		live := get(&unstructured.Unstructured{Object: map[string]any{
+		live := suite.Live(&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "api.clever-cloud.com/v1", "kind": "Keycloak",
 			"metadata": map[string]any{"namespace": validationNamespace, "name": "kc-typed"},
 		}})

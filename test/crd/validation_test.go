@@ -271,7 +271,7 @@ var _ = Describe("validation on create", func() {
 			set(int64(1), "spec", "extra"),
 			set("x", "spec", "instance", "size"))()
 		create(pg)
-		live := get(pg)
+		live := suite.Live(pg)
 		for _, path := range [][]string{{"spec", "options", "foo"}, {"spec", "extra"}, {"spec", "instance", "size"}} {
 			_, found, err := unstructured.NestedFieldNoCopy(live.Object, path...)
 			Expect(err).NotTo(HaveOccurred())
@@ -281,7 +281,7 @@ var _ = Describe("validation on create", func() {
 
 		mb := with(metabase, "mb-unknown", set(map[string]any{"foo": int64(1)}, "spec", "options"))()
 		create(mb)
-		opts, found, err := unstructured.NestedMap(get(mb).Object, "spec", "options")
+		opts, found, err := unstructured.NestedMap(suite.Live(mb).Object, "spec", "options")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue())
 		Expect(opts).To(BeEmpty())
@@ -293,7 +293,7 @@ var _ = Describe("validation on update", func() {
 		func(build func() *unstructured.Unstructured, value string, path []string, want string) {
 			obj := build()
 			create(obj)
-			live := get(obj)
+			live := suite.Live(obj)
 			Expect(unstructured.SetNestedField(live.Object, value, path...)).To(Succeed())
 			expectInvalid(k8s.Update(ctx, live), want)
 		},
@@ -319,7 +319,7 @@ var _ = Describe("validation on update", func() {
 	It("allows what a migration can apply (plan, region, a version upgrade), the secret name and the metadata", func() {
 		obj := postgreSql("pg-mutable")
 		create(obj)
-		live := get(obj)
+		live := suite.Live(obj)
 		Expect(unstructured.SetNestedField(live.Object, "m_med", "spec", "instance", "plan")).To(Succeed())
 		Expect(unstructured.SetNestedField(live.Object, "rbx", "spec", "instance", "region")).To(Succeed())
 		v, _, _ := unstructured.NestedInt64(live.Object, "spec", "options", "version")
@@ -329,14 +329,14 @@ var _ = Describe("validation on update", func() {
 		Expect(unstructured.SetNestedField(live.Object, "other-secrets", "spec", "secret", "name")).To(Succeed())
 		live.SetLabels(map[string]string{"team": "data"})
 		Expect(k8s.Update(ctx, live)).To(Succeed())
-		Expect(get(obj).GetGeneration()).To(BeEquivalentTo(2))
+		Expect(suite.Live(obj).GetGeneration()).To(BeEquivalentTo(2))
 	})
 
 	DescribeTable("rejects what Clever Cloud cannot change on an existing add-on",
 		func(build func() *unstructured.Unstructured, value any, path []string, want string) {
 			obj := build()
 			create(obj)
-			live := get(obj)
+			live := suite.Live(obj)
 			Expect(unstructured.SetNestedField(live.Object, value, path...)).To(Succeed())
 			expectInvalid(k8s.Update(ctx, live), want)
 		},

@@ -48,10 +48,14 @@ type Options struct {
 	// that a leak scan can look for values found nowhere else.
 	Fake           fakeapi.Options
 	CredentialSets int
-	// Build builds bin/manager from the working tree first (go build -o bin/manager .).
+	// Build builds the operator from the working tree first, into <WorkDir>/manager (never
+	// into bin/, which may be shared with another checkout); operators run it by default.
 	Build bool
 	// Log receives progress lines (nil: silent).
 	Log func(string)
+	// AuditLog makes kube-apiserver write an audit log (Harness.AuditLogPath) of every write
+	// of the operators' user (OperatorUser), at level Metadata: see audit.go.
+	AuditLog bool
 }
 
 // Harness is a running control plane plus fake Clever Cloud API.
@@ -59,6 +63,14 @@ type Harness struct {
 	Root       string // repository root (the working directory after Start)
 	WorkDir    string // absolute
 	Kubeconfig string // absolute path of the admin kubeconfig
+	// OperatorKubeconfig is the operators' own kubeconfig (user OperatorUser, also in
+	// system:masters), so that the apiserver tells their requests from the drivers'.
+	OperatorKubeconfig string
+	// AuditLogPath is kube-apiserver's audit log when Options.AuditLog is set.
+	AuditLogPath string
+	// Binary is the operator binary operators run by default: <WorkDir>/manager with
+	// Options.Build, else bin/manager.
+	Binary     string
 	RestConfig *rest.Config
 	Client     client.Client
 	// Endpoint is the fake API's base URL (http://127.0.0.1:port).
@@ -100,9 +112,11 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	if err := os.MkdirAll(h.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
+	h.Binary = filepath.Join(root, "bin", "manager")
 	if o.Build {
-		h.log("building the operator (go build -o bin/manager .)")
-		if err := BuildOperator(ctx); err != nil {
+		h.Binary = filepath.Join(h.WorkDir, "manager")
+		h.log("building the operator (go build -o " + h.Binary + " .)")
+		if err := BuildOperatorTo(ctx, h.Binary); err != nil {
 			return nil, err
 		}
 	}
@@ -124,6 +138,11 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	if o.AuditLog {
+		if err := h.configureAudit(); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := h.env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
@@ -144,6 +163,17 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	}
 	h.Kubeconfig = filepath.Join(h.WorkDir, "kubeconfig")
 	if err := os.WriteFile(h.Kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	opUser, err := h.env.AddUser(envtest.User{Name: OperatorUser, Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if kc, err = opUser.KubeConfig(); err != nil {
+		return nil, err
+	}
+	h.OperatorKubeconfig = filepath.Join(h.WorkDir, "kubeconfig-operator")
+	if err := os.WriteFile(h.OperatorKubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
 	h.RestConfig = rest.CopyConfig(user.Config())
@@ -229,11 +259,6 @@ func (h *Harness) EnsureNamespace(ctx context.Context, ns string) error {
 		return nil
 	}
 	return err
-}
-
-// BuildOperator builds bin/manager from the repository root.
-func BuildOperator(ctx context.Context) error {
-	return BuildOperatorTo(ctx, filepath.Join("bin", "manager"))
 }
 
 // BuildOperatorTo builds the operator binary at path (relative to the repository root), e.g.

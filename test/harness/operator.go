@@ -26,7 +26,7 @@ type OperatorOptions struct {
 	Cred int
 	// Args are extra flags (e.g. --resync-period=30s, --leader-elect).
 	Args []string
-	// Binary defaults to bin/manager.
+	// Binary defaults to Harness.Binary.
 	Binary string
 	// Env, when not nil, is the operator's whole Clever Cloud configuration as environment
 	// variables (e.g. CLEVER_TOKEN, CLEVER_SECRET and an endpoint ending in /v2, as Clever
@@ -56,14 +56,14 @@ func (h *Harness) NewOperator(o OperatorOptions) *Operator {
 		o.Name = "operator"
 	}
 	if o.Binary == "" {
-		o.Binary = filepath.Join(h.Root, "bin", "manager")
+		o.Binary = h.Binary
 	}
 	return &Operator{h: h, o: o, LogPath: filepath.Join(h.WorkDir, o.Name+".log")}
 }
 
-// withoutClever drops the CLEVER_* variables (the operator's configuration and the aliases
+// WithoutClever drops the CLEVER_* variables (the operator's configuration and the aliases
 // Clever Cloud's own tools read) from an environment.
-func withoutClever(env []string) []string {
+func WithoutClever(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "CLEVER_") {
@@ -83,7 +83,7 @@ func (op *Operator) SetEnv(env ...string) {
 // Args returns the command line of the next start.
 func (op *Operator) Args() []string {
 	args := []string{
-		"--kubeconfig=" + op.h.Kubeconfig,
+		"--kubeconfig=" + op.h.OperatorKubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
 		"--zap-log-level=" + strconv.Itoa(MaxLogLevel),
@@ -121,7 +121,7 @@ func (op *Operator) Start() error {
 	c := op.h.Creds[op.o.Cred]
 	cmd := exec.Command(op.o.Binary, op.Args()...)
 	cmd.Dir = op.h.Root
-	cmd.Env = append(withoutClever(os.Environ()), "KUBECONFIG="+op.h.Kubeconfig)
+	cmd.Env = append(WithoutClever(os.Environ()), "KUBECONFIG="+op.h.OperatorKubeconfig)
 	if op.o.Env != nil {
 		cmd.Env = append(cmd.Env, op.o.Env...)
 	} else {

@@ -5,7 +5,6 @@
 package install_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,26 +17,22 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
-	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 const (
@@ -67,7 +62,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "bin/kustomize missing: run `make kustomize`")
 	out, err := exec.Command(kustomize, "build", filepath.Join("config", "default")).Output()
 	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default: %s", stderrOf(err))
-	objects = decode(out)
+	objects = kube.Decode(out)
 	Expect(objects).NotTo(BeEmpty())
 
 	env, err = envtestutil.New()
@@ -155,7 +150,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		csvFile := filepath.Join("bundle", "manifests", "clever-operator.clusterserviceversion.yaml")
 		b, err := os.ReadFile(csvFile)
 		Expect(err).NotTo(HaveOccurred())
-		csv := decode(b)
+		csv := kube.Decode(b)
 		Expect(csv).To(HaveLen(1))
 		deps, _, _ := unstructured.NestedSlice(csv[0].Object, "spec", "install", "spec", "deployments")
 		Expect(deps).To(HaveLen(1), csvFile)
@@ -208,32 +203,22 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		// The operator's identity: exactly the generated ServiceAccount.
 		saCfg := rest.CopyConfig(restCfg)
 		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
-		ws, err := watches.Load("watches.yaml")
-		Expect(err).NotTo(HaveOccurred())
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		opts := operator.ManagerOptions(scheme, nil)
-		opts.Metrics = metricsserver.Options{BindAddress: "0"}
-		opts.HealthProbeBindAddress = "0"
-		opts.LeaderElection = true
-		opts.LeaderElectionNamespace = systemNamespace
-		opts.Controller.SkipNameValidation = ptr.To(true)
 		logs := &envtestutil.LogBuffer{}
-		opts.Logger = zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
-		mgr, err := ctrl.NewManager(saCfg, opts)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(operator.Setup(mgr, operator.Options{
-			API:     cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
-			Watches: ws, ResyncPeriod: time.Hour, Registerer: prometheus.NewRegistry(), Log: opts.Logger,
-		})).To(Succeed())
-		mctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(mctx) }()
-		defer func() { cancel(); Eventually(done).Should(Receive(BeNil())) }()
+		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
+		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
+			API: cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			Log: log,
+			Configure: func(o *ctrl.Options) {
+				o.LeaderElection = true
+				o.LeaderElectionNamespace = systemNamespace
+				o.Logger = log
+			},
+		})
+		defer mgr.Stop()
 
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("apps")})).To(Succeed())
 		for _, file := range []string{"api_v1_postgresql.yaml", "api_v1_configprovider.yaml", "api_v1_keycloak.yaml"} {
-			cr := sample(file, "apps")
+			cr := kube.Sample(file, "apps", "")
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
 			Eventually(func() string { return ready(cr) }).Should(Equal("True"), file)
 			Eventually(func() error {
@@ -261,29 +246,6 @@ func find(kind, name string) *unstructured.Unstructured {
 		}
 	}
 	return nil
-}
-
-func decode(b []byte) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			Fail(fmt.Sprintf("decoding kustomize output: %v", err))
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
-	}
-}
-
-func sample(file, ns string) *unstructured.Unstructured {
-	u, err := envtestutil.Sample(file, ns)
-	Expect(err).NotTo(HaveOccurred())
-	return u
 }
 
 func ready(cr *unstructured.Unstructured) string {

@@ -47,17 +47,17 @@ var _ = Describe("credentials as Clever Cloud documents them", func() {
 		f, api, bridge := fakeapi.NewTestServers(fakeapi.Options{BearerTokens: []string{token}, Seed: 13})
 		DeferCleanup(api.Close)
 		DeferCleanup(bridge.Close)
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		// Another endpoint than the operator's: a complete set of the namespace's own (here a
 		// bearer token), and its bridge.
 		overrideSecret(ns, map[string]string{"config": fmt.Sprintf("[api]\nendpoint = %q\nbridge-endpoint = %q\nbearer-token = %q\ntoken-expiration = %q\n",
 			api.URL+"/v2", bridge.URL+"/", token, time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))})
 
-		rd := sample("api_v1_redis.yaml", ns)
+		rd := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(k8s.Create(ctx, rd)).To(Succeed())
-		Eventually(readyOf(rd), 30*time.Second).Should(Equal("True/Provisioned"), "the API host would answer 401 to a bearer token")
-		Expect(f.Addons(orgOf(ns))).To(HaveLen(1))
-		Expect(secret(ns, "redis-secrets")).NotTo(BeNil())
+		Eventually(suite.ReadyOf(rd), 30*time.Second).Should(Equal("True/Provisioned"), "the API host would answer 401 to a bearer token")
+		Expect(f.Addons(suite.OrgOf(ns))).To(HaveLen(1))
+		Expect(suite.Secret(ns, "redis-secrets")).NotTo(BeNil())
 
 		// The token expires within the warning window: a Warning event on the override Secret.
 		Eventually(func() []string { return secretEvents(ns, "clever-operator") }, 20*time.Second).Should(
@@ -68,8 +68,8 @@ var _ = Describe("credentials as Clever Cloud documents them", func() {
 		}
 
 		Expect(k8s.Delete(ctx, rd)).To(Succeed())
-		Eventually(func() bool { return get(rd) == nil }, 30*time.Second).Should(BeTrue())
-		Expect(f.Addons(orgOf(ns))).To(BeEmpty())
+		Eventually(func() bool { return suite.Get(rd) == nil }, 30*time.Second).Should(BeTrue())
+		Expect(f.Addons(suite.OrgOf(ns))).To(BeEmpty())
 	})
 
 	It("takes a namespace's credentials from clever-tools' login file: token + secret signed with clever-tools' consumer, API host from the active profile", func() {
@@ -78,22 +78,22 @@ var _ = Describe("credentials as Clever Cloud documents them", func() {
 		f, api, bridge := fakeapi.NewTestServers(fakeapi.Options{Credentials: []fakeapi.Credential{{Token: token, Secret: tokenSecret}}, Seed: 14})
 		DeferCleanup(api.Close)
 		DeferCleanup(bridge.Close)
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		overrideSecret(ns, map[string]string{"clever-tools.json": `{"version": 1, "profiles": [
 			{"alias": "work", "token": "` + token + `", "secret": "` + tokenSecret + `", "overrides": {"API_HOST": "` + api.URL + `/v2"}},
 			{"alias": "default", "token": "not-this-one", "secret": "nor-this-one"}]}`})
 
-		rd := sample("api_v1_redis.yaml", ns)
+		rd := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(k8s.Create(ctx, rd)).To(Succeed())
-		Eventually(readyOf(rd), 30*time.Second).Should(Equal("True/Provisioned"))
-		Expect(f.Addons(orgOf(ns))).To(HaveLen(1))
-		for route := range f.CountsFor(orgOf(ns)) {
+		Eventually(suite.ReadyOf(rd), 30*time.Second).Should(Equal("True/Provisioned"))
+		Expect(f.Addons(suite.OrgOf(ns))).To(HaveLen(1))
+		for route := range f.CountsFor(suite.OrgOf(ns)) {
 			Expect(route).NotTo(HavePrefix("GET /v2/v2"), "the /v2 of the API host was not doubled")
 		}
 		Expect(strings.Contains(logs.String(), tokenSecret)).To(BeFalse())
 
 		Expect(k8s.Delete(ctx, rd)).To(Succeed())
-		Eventually(func() bool { return get(rd) == nil }, 30*time.Second).Should(BeTrue())
-		Expect(f.Addons(orgOf(ns))).To(BeEmpty())
+		Eventually(func() bool { return suite.Get(rd) == nil }, 30*time.Second).Should(BeTrue())
+		Expect(f.Addons(suite.OrgOf(ns))).To(BeEmpty())
 	})
 })

@@ -7,65 +7,69 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 var _ = Describe("updates through Clever Cloud migrations", func() {
 	ctx := context.Background()
 
 	It("changing the plan runs one migration to completion, keeps Ready, and publishes the new credentials", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
-		oldPassword := secretData(secret(ns, "postgresql-secrets"))["POSTGRESQL_ADDON_PASSWORD"]
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
+		oldPassword := kube.SecretData(suite.Secret(ns, "postgresql-secrets"))["POSTGRESQL_ADDON_PASSWORD"]
 		Expect(oldPassword).NotTo(BeEmpty())
 
-		cur := get(cr)
+		cur := suite.Get(cr)
 		Expect(unstructured.SetNestedField(cur.Object, "xs_sml", "spec", "instance", "plan")).To(Succeed())
-		update(cur)
-		Eventually(func() string { return condition(get(cr), "Migrating") }).Should(Equal("True/Migrating"))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "the old add-on keeps serving")
-		Expect(conditionMessage(get(cr), "Migrating")).To(ContainSubstring("migration_"))
+		suite.Update(cur)
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }).Should(Equal("True/Migrating"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"), "the old add-on keeps serving")
+		Expect(kube.ConditionMessage(suite.Get(cr), "Migrating")).To(ContainSubstring("migration_"))
 
-		Eventually(func() string { return condition(get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/Migrated"))
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/Migrated"))
 		Expect(fake.Migrations(id)).To(HaveLen(1), "exactly one migration")
-		Eventually(func() string { return secretData(secret(ns, "postgresql-secrets"))["POSTGRESQL_ADDON_PASSWORD"] }).ShouldNot(Equal(oldPassword))
-		Expect(statusString(get(cr), "plan")).To(Equal(fake.PlanID("postgresql-addon", "xs_sml")))
+		Eventually(func() string {
+			return kube.SecretData(suite.Secret(ns, "postgresql-secrets"))["POSTGRESQL_ADDON_PASSWORD"]
+		}).ShouldNot(Equal(oldPassword))
+		Expect(kube.StatusString(suite.Get(cr), "plan")).To(Equal(fake.PlanID("postgresql-addon", "xs_sml")))
 		Expect(addonsNamed(addonName(cur))[0].Plan.ID).To(Equal(fake.PlanID("postgresql-addon", "xs_sml")))
-		Expect(eventsByName(ns, cr.GetName())).To(ContainElements("Normal MigrationStarted", "Normal MigrationSucceeded"))
-		og, _, _ := unstructured.NestedInt64(get(cr).Object, "status", "observedGeneration")
-		Expect(og).To(Equal(get(cr).GetGeneration()))
+		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElements("Normal MigrationStarted", "Normal MigrationSucceeded"))
+		og, _, _ := unstructured.NestedInt64(suite.Get(cr).Object, "status", "observedGeneration")
+		Expect(og).To(Equal(suite.Get(cr).GetGeneration()))
 	})
 
 	It("upgrades the version; a failing migration is reported with Clever Cloud's message and not retried in a loop", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, int64(80), "spec", "options", "version")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
-		Expect(statusString(get(cr), "version")).To(Equal("8.0"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
+		Expect(kube.StatusString(suite.Get(cr), "version")).To(Equal("8.0"))
 
 		fake.FailNextMigrations(1, "disk full on target cluster")
-		cur := get(cr)
+		cur := suite.Get(cr)
 		Expect(unstructured.SetNestedField(cur.Object, int64(84), "spec", "options", "version")).To(Succeed())
-		update(cur)
-		Eventually(func() string { return condition(get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/MigrationFailed"))
-		Expect(conditionMessage(get(cr), "Migrating")).To(ContainSubstring("disk full on target cluster"))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
-		Expect(eventsByName(ns, cr.GetName())).To(ContainElement("Warning MigrationFailed"))
+		suite.Update(cur)
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/MigrationFailed"))
+		Expect(kube.ConditionMessage(suite.Get(cr), "Migrating")).To(ContainSubstring("disk full on target cluster"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
+		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Warning MigrationFailed"))
 		Consistently(func() int { return len(fake.Migrations(id)) }, 3*time.Second).Should(Equal(1), "no retry loop")
-		Expect(statusString(get(cr), "version")).To(Equal("8.0"))
+		Expect(kube.StatusString(suite.Get(cr), "version")).To(Equal("8.0"))
 	})
 
 	It("rejects changes Clever Cloud cannot make, at the API server", func() {
-		ns := newNamespace()
-		pg := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		pg := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, pg)).To(Succeed())
-		es := sample("api_v1_elasticsearch.yaml", ns)
+		es := suite.Sample("api_v1_elasticsearch.yaml", ns)
 		Expect(k8s.Create(ctx, es)).To(Succeed())
-		mb := sample("api_v1_metabase.yaml", ns)
+		mb := suite.Sample("api_v1_metabase.yaml", ns)
 		Expect(k8s.Create(ctx, mb)).To(Succeed())
 		cases := []struct {
 			obj   *unstructured.Unstructured
@@ -81,7 +85,7 @@ var _ = Describe("updates through Clever Cloud migrations", func() {
 		for _, c := range cases {
 			// Retried only on write conflicts with the operator's own status writes.
 			Eventually(func() string {
-				cur := get(c.obj)
+				cur := suite.Get(c.obj)
 				Expect(unstructured.SetNestedField(cur.Object, c.value, c.path...)).To(Succeed())
 				err := k8s.Update(ctx, cur)
 				if err == nil {
@@ -92,7 +96,7 @@ var _ = Describe("updates through Clever Cloud migrations", func() {
 		}
 		// A PostgreSQL region change is allowed: Clever Cloud migrates it.
 		Eventually(func() error {
-			cur := get(pg)
+			cur := suite.Get(pg)
 			Expect(unstructured.SetNestedField(cur.Object, "rbx", "spec", "instance", "region")).To(Succeed())
 			return k8s.Update(ctx, cur)
 		}).Should(Succeed())

@@ -11,22 +11,23 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 var _ = Describe("switching from the Rust operator", func() {
 	ctx := context.Background()
 
 	It("adopts its add-on and its <name>-secrets Secret for the same resource, with no new add-on", func() {
-		stopManager()
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
+		mgr.Stop()
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		// What the Rust operator left: its finalizer (the same as ours; it puts it on before
 		// creating anything), the add-on named after the resource's uid, and the Secret owned
 		// (non-controller) by the resource, without Helm metadata.
 		cr.SetFinalizers([]string{"api.clever-cloud.com/redis"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		cur := get(cr)
-		pre, err := newClient().CreateAddon(ctx, orgOf(ns), clevercloud.CreateOpts{
+		cur := suite.Get(cr)
+		pre, err := newClient().CreateAddon(ctx, suite.OrgOf(ns), clevercloud.CreateOpts{
 			Name: addonName(cur), Region: "par", ProviderID: "redis-addon", Plan: fake.PlanID("redis-addon", "s_mono"),
 			Options: clevercloud.Options{Version: "7.2.4", Encryption: "false"},
 		})
@@ -37,11 +38,11 @@ var _ = Describe("switching from the Rust operator", func() {
 		Expect(k8s.Create(ctx, old)).To(Succeed())
 
 		startManager()
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(statusString(get(cr), "addon")).To(Equal(pre.ID))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(kube.StatusString(suite.Get(cr), "addon")).To(Equal(pre.ID))
 		Expect(addonsNamed(addonName(cur))).To(HaveLen(1))
-		Eventually(func() map[string]string { return secretData(secret(ns, "redis-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
-		Expect(events(get(cr))).To(ContainElements("Normal AddonAdopted", "Normal SecretAdopted"))
+		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "redis-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
+		Expect(suite.Events(suite.Get(cr))).To(ContainElements("Normal AddonAdopted", "Normal SecretAdopted"))
 	})
 })
 
@@ -49,14 +50,14 @@ var _ = Describe("periodic refresh", func() {
 	ctx := context.Background()
 
 	It("publishes rotated credentials and recreates an add-on deleted out of band, at one call per period", func() {
-		stopManager()
-		startManagerWith(3 * time.Second)
-		defer func() { stopManager(); startManager() }()
-		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		mgr.Stop()
+		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
+		defer func() { mgr.Stop(); startManager() }()
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
 
 		// Rotation at Clever Cloud.
 		env := fake.Env(id)
@@ -66,27 +67,27 @@ var _ = Describe("periodic refresh", func() {
 			}
 		}
 		Expect(fake.SetEnv(id, env)).To(Succeed())
-		Eventually(func() string { return secretData(secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 20*time.Second).
+		Eventually(func() string { return kube.SecretData(suite.Secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 20*time.Second).
 			Should(Equal("rotated-password-0123456789"))
-		Eventually(func() []string { return events(get(cr)) }).Should(ContainElement("Normal CredentialsUpdated"))
+		Eventually(func() []string { return suite.Events(suite.Get(cr)) }).Should(ContainElement("Normal CredentialsUpdated"))
 
 		// Refreshes keep reading (other specs' resources share this manager and its short
 		// period, so per-resource economy is asserted by the forced-refresh spec instead).
 		// Each period reads either the env or the add-on (alternately), one call. Two periods
 		// (3 s plus up to 10% jitter each) start after the rollout pass that follows the
 		// publication, so the window allows for a loaded machine.
-		calls := countCalls(ns)
+		calls := suite.CountCalls(ns)
 		Eventually(func() int {
-			return calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env") + calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}")
+			return calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env") + calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}")
 		}, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 2))
-		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
+		Expect(addonsNamed(addonName(suite.Get(cr)))).To(HaveLen(1))
 
 		// Deleted out of band: recreated (the Rust operator's behaviour), with a Warning.
-		Expect(fake.DeleteAddonOutOfBand(orgOf(ns), id)).To(Succeed())
-		Eventually(func() string { return statusString(get(cr), "addon") }, 30*time.Second).ShouldNot(Equal(id))
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(events(get(cr))).To(ContainElement("Warning AddonMissing"))
-		Expect(addonsNamed(addonName(get(cr)))).To(HaveLen(1))
+		Expect(fake.DeleteAddonOutOfBand(suite.OrgOf(ns), id)).To(Succeed())
+		Eventually(func() string { return kube.StatusString(suite.Get(cr), "addon") }, 30*time.Second).ShouldNot(Equal(id))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(suite.Events(suite.Get(cr))).To(ContainElement("Warning AddonMissing"))
+		Expect(addonsNamed(addonName(suite.Get(cr)))).To(HaveLen(1))
 	})
 })
 
@@ -94,21 +95,21 @@ var _ = Describe("drift", func() {
 	ctx := context.Background()
 
 	It("reports a plan changed outside the operator within two refresh periods, without flipping Ready", func() {
-		stopManager()
-		startManagerWith(3 * time.Second)
-		defer func() { stopManager(); startManager() }()
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		mgr.Stop()
+		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
+		defer func() { mgr.Stop(); startManager() }()
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
 		// Someone migrates the add-on in the console.
-		_, err := newClient().StartMigration(ctx, orgOf(ns), id, clevercloud.MigrationRequest{
+		_, err := newClient().StartMigration(ctx, suite.OrgOf(ns), id, clevercloud.MigrationRequest{
 			PlanID: fake.PlanID("postgresql-addon", "xs_sml"), Region: "par"})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() string { return condition(get(cr), "Drifted") }, 30*time.Second).Should(Equal("True/PlanDrift"))
-		Expect(conditionMessage(get(cr), "Drifted")).To(ContainSubstring("xs_sml"))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
-		Eventually(func() []string { return events(get(cr)) }).Should(ContainElement("Warning PlanDrift"))
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Drifted") }, 30*time.Second).Should(Equal("True/PlanDrift"))
+		Expect(kube.ConditionMessage(suite.Get(cr), "Drifted")).To(ContainSubstring("xs_sml"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
+		Eventually(func() []string { return suite.Events(suite.Get(cr)) }).Should(ContainElement("Warning PlanDrift"))
 	})
 })

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // Issue #13 §2: Keycloak, Metabase, Matomo and Otoroshi serve their URLs and initial
@@ -17,7 +19,7 @@ import (
 // realIDOf returns the realId of the resource's add-on at the fake.
 func realIDOf(u *unstructured.Unstructured) string {
 	GinkgoHelper()
-	id := statusString(get(u), "addon")
+	id := kube.StatusString(suite.Get(u), "addon")
 	for _, a := range fake.Addons(u.Object["spec"].(map[string]any)["organisation"].(string)) {
 		if a.ID == id {
 			return a.RealID
@@ -53,26 +55,26 @@ var _ = Describe("operator add-ons at v4", func() {
 	ctx := context.Background()
 
 	It("fills a Keycloak's Secret from v4 (URL, admin user and password) although its v2 env is empty, and shows version, access URL and available versions in status", func() {
-		ns := newNamespace()
-		kc := sample("api_v1_keycloak.yaml", ns)
+		ns := suite.NewNamespace()
+		kc := suite.Sample("api_v1_keycloak.yaml", ns)
 		Expect(k8s.Create(ctx, kc)).To(Succeed())
-		Eventually(readyOf(kc), 30*time.Second).Should(Equal("True/Provisioned"))
-		cur := get(kc)
-		Expect(fake.Env(statusString(cur, "addon"))).To(BeEmpty(), "the real API of today publishes nothing at v2 for Keycloak")
+		Eventually(suite.ReadyOf(kc), 30*time.Second).Should(Equal("True/Provisioned"))
+		cur := suite.Get(kc)
+		Expect(fake.Env(kube.StatusString(cur, "addon"))).To(BeEmpty(), "the real API of today publishes nothing at v2 for Keycloak")
 		info := v4Info(kc)
 		url := strOf(info, "accessUrl")
 		Expect(url).NotTo(BeEmpty())
-		data := secretData(secret(ns, "keycloak-secrets"))
+		data := kube.SecretData(suite.Secret(ns, "keycloak-secrets"))
 		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_URL", url))
 		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_ADMIN_URL", strings.TrimRight(url, "/")+"/admin"))
 		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_ADMIN", strOf(info, "initialCredentials", "user")))
 		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD", strOf(info, "initialCredentials", "password")))
 		Expect(data["CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD"]).NotTo(BeEmpty())
 		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_JAVA_APPID", strOf(info, "resources", "entrypoint")))
-		Expect(statusString(cur, "url")).To(Equal(url))
-		Expect(statusString(cur, "admin_url")).To(Equal(strings.TrimRight(url, "/") + "/admin"))
-		Expect(statusString(cur, "accessUrl")).To(Equal(url))
-		Expect(statusString(cur, "version")).To(Equal(strOf(info, "version")))
+		Expect(kube.StatusString(cur, "url")).To(Equal(url))
+		Expect(kube.StatusString(cur, "admin_url")).To(Equal(strings.TrimRight(url, "/") + "/admin"))
+		Expect(kube.StatusString(cur, "accessUrl")).To(Equal(url))
+		Expect(kube.StatusString(cur, "version")).To(Equal(strOf(info, "version")))
 		avail, _, _ := unstructured.NestedStringSlice(cur.Object, "status", "availableVersions")
 		Expect(avail).NotTo(BeEmpty())
 		Expect(avail).To(ContainElement(strOf(info, "version")))
@@ -81,18 +83,18 @@ var _ = Describe("operator add-ons at v4", func() {
 	})
 
 	It("fills Otoroshi's URL, management API keys and admin login from v4, and Metabase's and Matomo's URLs", func() {
-		ns := newNamespace()
-		oto := sample("api_v1_otoroshi.yaml", ns)
-		mb := sample("api_v1_metabase.yaml", ns)
-		mt := sample("api_v1_matomo.yaml", ns)
+		ns := suite.NewNamespace()
+		oto := suite.Sample("api_v1_otoroshi.yaml", ns)
+		mb := suite.Sample("api_v1_metabase.yaml", ns)
+		mt := suite.Sample("api_v1_matomo.yaml", ns)
 		for _, u := range []*unstructured.Unstructured{oto, mb, mt} {
 			Expect(k8s.Create(ctx, u)).To(Succeed())
 		}
 		for _, u := range []*unstructured.Unstructured{oto, mb, mt} {
-			Eventually(readyOf(u), 30*time.Second).Should(Equal("True/Provisioned"), u.GetKind())
+			Eventually(suite.ReadyOf(u), 30*time.Second).Should(Equal("True/Provisioned"), u.GetKind())
 		}
 		info := v4Info(oto)
-		data := secretData(secret(ns, "otoroshi-secrets"))
+		data := kube.SecretData(suite.Secret(ns, "otoroshi-secrets"))
 		Expect(data).To(HaveKeyWithValue("CC_OTOROSHI_URL", strOf(info, "accessUrl")))
 		Expect(data).To(HaveKeyWithValue("CC_OTOROSHI_API_URL", strOf(info, "api", "url")))
 		Expect(data).To(HaveKeyWithValue("CC_OTOROSHI_API_CLIENT_ID", strOf(info, "api", "user")))
@@ -100,63 +102,63 @@ var _ = Describe("operator add-ons at v4", func() {
 		Expect(data).To(HaveKeyWithValue("CC_OTOROSHI_INITIAL_ADMIN_LOGIN", strOf(info, "initialCredentials", "user")))
 		Expect(data).To(HaveKeyWithValue("CC_OTOROSHI_INITIAL_ADMIN_PASSWORD", strOf(info, "initialCredentials", "password")))
 		Expect(data["CC_OTOROSHI_API_CLIENT_SECRET"]).NotTo(BeEmpty())
-		Expect(secretData(secret(ns, "metabase-secrets"))).To(HaveKeyWithValue("METABASE_URL", strOf(v4Info(mb), "accessUrl")))
-		Expect(secretData(secret(ns, "matomo-secrets"))).To(HaveKeyWithValue("MATOMO_URL", strOf(v4Info(mt), "accessUrl")))
-		Expect(statusString(get(mb), "url")).To(Equal(strOf(v4Info(mb), "accessUrl")))
+		Expect(kube.SecretData(suite.Secret(ns, "metabase-secrets"))).To(HaveKeyWithValue("METABASE_URL", strOf(v4Info(mb), "accessUrl")))
+		Expect(kube.SecretData(suite.Secret(ns, "matomo-secrets"))).To(HaveKeyWithValue("MATOMO_URL", strOf(v4Info(mt), "accessUrl")))
+		Expect(kube.StatusString(suite.Get(mb), "url")).To(Equal(strOf(v4Info(mb), "accessUrl")))
 	})
 
 	It("creates at spec.version, upgrades through version/update once per change, and names the offered versions for one Clever Cloud does not offer", func() {
-		ns := newNamespace()
-		kc := sample("api_v1_keycloak.yaml", ns)
+		ns := suite.NewNamespace()
+		kc := suite.Sample("api_v1_keycloak.yaml", ns)
 		versions := fake.ProviderVersions("keycloak")
 		Expect(len(versions)).To(BeNumerically(">=", 2))
 		Expect(unstructured.SetNestedField(kc.Object, versions[0], "spec", "version")).To(Succeed())
 		Expect(k8s.Create(ctx, kc)).To(Succeed())
-		Eventually(readyOf(kc), 30*time.Second).Should(Equal("True/Provisioned"))
-		Expect(fake.CreateOptions(statusString(get(kc), "addon"))).To(HaveKeyWithValue("version", versions[0]))
-		Expect(statusString(get(kc), "version")).To(Equal(versions[0]))
+		Eventually(suite.ReadyOf(kc), 30*time.Second).Should(Equal("True/Provisioned"))
+		Expect(fake.CreateOptions(kube.StatusString(suite.Get(kc), "addon"))).To(HaveKeyWithValue("version", versions[0]))
+		Expect(kube.StatusString(suite.Get(kc), "version")).To(Equal(versions[0]))
 		realID := realIDOf(kc)
 
 		target := versions[len(versions)-1]
-		cur := get(kc)
+		cur := suite.Get(kc)
 		Expect(unstructured.SetNestedField(cur.Object, target, "spec", "version")).To(Succeed())
-		update(cur)
+		suite.Update(cur)
 		Eventually(func() int { return fake.OperatorCalls(realID)["version/update"] }, 20*time.Second).Should(Equal(1))
-		Eventually(func() string { return statusString(get(kc), "version") }, 20*time.Second).Should(Equal(target))
+		Eventually(func() string { return kube.StatusString(suite.Get(kc), "version") }, 20*time.Second).Should(Equal(target))
 		Expect(strOf(v4Info(kc), "version")).To(Equal(target))
-		Expect(eventsByName(ns, kc.GetName())).To(ContainElement("Normal VersionUpdated"))
+		Expect(suite.EventsByName(ns, "", kc.GetName())).To(ContainElement("Normal VersionUpdated"))
 
-		cur = get(kc)
+		cur = suite.Get(kc)
 		Expect(unstructured.SetNestedField(cur.Object, "99.0.0", "spec", "version")).To(Succeed())
-		update(cur)
-		Eventually(func() string { return condition(get(kc), "VersionUpdate") }, 20*time.Second).Should(Equal("False/VersionNotAvailable"))
-		msg := conditionMessage(get(kc), "VersionUpdate")
+		suite.Update(cur)
+		Eventually(func() string { return kube.Condition(suite.Get(kc), "VersionUpdate") }, 20*time.Second).Should(Equal("False/VersionNotAvailable"))
+		msg := kube.ConditionMessage(suite.Get(kc), "VersionUpdate")
 		for _, v := range versions {
 			Expect(msg).To(ContainSubstring(v), "the condition names the versions Clever Cloud offers")
 		}
 		Consistently(func() int { return fake.OperatorCalls(realID)["version/update"] }, 2*time.Second).Should(Equal(1))
-		Expect(readyOf(kc)()).To(Equal("True/Provisioned"), "the add-on keeps serving")
+		Expect(suite.ReadyOf(kc)()).To(Equal("True/Provisioned"), "the add-on keeps serving")
 	})
 
 	It("reboots and rebuilds once per annotation value, recorded in status", func() {
-		ns := newNamespace()
-		mb := sample("api_v1_metabase.yaml", ns)
+		ns := suite.NewNamespace()
+		mb := suite.Sample("api_v1_metabase.yaml", ns)
 		Expect(k8s.Create(ctx, mb)).To(Succeed())
-		Eventually(readyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
 		realID := realIDOf(mb)
 
-		cur := get(mb)
+		cur := suite.Get(mb)
 		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/reboot-requested-at": "r1"})
-		update(cur)
-		Eventually(func() string { return statusString(get(mb), "lastHandledRebootAt") }, 20*time.Second).Should(Equal("r1"))
+		suite.Update(cur)
+		Eventually(func() string { return kube.StatusString(suite.Get(mb), "lastHandledRebootAt") }, 20*time.Second).Should(Equal("r1"))
 		Expect(fake.OperatorCalls(realID)["reboot"]).To(Equal(1))
 
-		cur = get(mb)
+		cur = suite.Get(mb)
 		cur.SetAnnotations(map[string]string{"api.clever-cloud.com/reboot-requested-at": "r1", "api.clever-cloud.com/rebuild-requested-at": "b1"})
-		update(cur)
-		Eventually(func() string { return statusString(get(mb), "lastHandledRebuildAt") }, 20*time.Second).Should(Equal("b1"))
+		suite.Update(cur)
+		Eventually(func() string { return kube.StatusString(suite.Get(mb), "lastHandledRebuildAt") }, 20*time.Second).Should(Equal("b1"))
 		Consistently(func() map[string]int { return fake.OperatorCalls(realID) }, 2*time.Second).Should(And(HaveKeyWithValue("reboot", 1), HaveKeyWithValue("rebuild", 1)))
-		Expect(eventsByName(ns, mb.GetName())).To(ContainElements("Normal AddonRebooted", "Normal AddonRebuilt"))
+		Expect(suite.EventsByName(ns, "", mb.GetName())).To(ContainElements("Normal AddonRebooted", "Normal AddonRebuilt"))
 	})
 })
 

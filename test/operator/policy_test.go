@@ -12,12 +12,13 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // preexisting creates an add-on in namespace ns's organisation at the fake, outside the
 // operator (console, Terraform...).
 func preexisting(ns, provider, slug string) *clevercloud.Addon {
-	a, err := newClient().CreateAddon(context.Background(), orgOf(ns), clevercloud.CreateOpts{
+	a, err := newClient().CreateAddon(context.Background(), suite.OrgOf(ns), clevercloud.CreateOpts{
 		Name: "made-elsewhere", Region: "par", ProviderID: provider, Plan: fake.PlanID(provider, slug),
 		Options: clevercloud.Options{Version: "17", Encryption: "false"},
 	})
@@ -38,44 +39,23 @@ func addonExists(id string) bool {
 	return false
 }
 
-func annotate(u *unstructured.Unstructured, kv map[string]string) {
-	cur := get(u)
-	ann := cur.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	for k, v := range kv {
-		if v == "" {
-			delete(ann, k)
-		} else {
-			ann[k] = v
-		}
-	}
-	cur.SetAnnotations(ann)
-	update(cur)
-}
-
-func gone(u *unstructured.Unstructured) func() *unstructured.Unstructured {
-	return func() *unstructured.Unstructured { return get(u) }
-}
-
 var _ = Describe("adoption and observe-only", func() {
 	ctx := context.Background()
 
 	It("binds to an existing add-on by spec.addonId without creating anything, and says so", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		pre := preexisting(ns, "postgresql-addon", "dev")
-		calls := countCalls(ns)
-		cr := sample("api_v1_postgresql.yaml", ns)
+		calls := suite.CountCalls(ns)
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		cur := get(cr)
-		Expect(statusString(cur, "addon")).To(Equal(pre.ID))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		cur := suite.Get(cr)
+		Expect(kube.StatusString(cur, "addon")).To(Equal(pre.ID))
 		adopted, _, _ := unstructured.NestedBool(cur.Object, "status", "adopted")
 		Expect(adopted).To(BeTrue())
-		Expect(calls.route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "adoption makes zero create calls")
-		Eventually(func() map[string]string { return secretData(secret(ns, "postgresql-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "adoption makes zero create calls")
+		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "postgresql-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
 
 		// spec.addonId cannot be changed afterwards (CEL, server-side).
 		Expect(unstructured.SetNestedField(cur.Object, "addon_00000000-0000-0000-0000-000000000000", "spec", "addonId")).To(Succeed())
@@ -84,61 +64,61 @@ var _ = Describe("adoption and observe-only", func() {
 		Expect(err.Error()).To(ContainSubstring("spec.addonId cannot be changed"))
 
 		// Default policy Delete: deleting the resource deletes the adopted add-on.
-		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
-		Eventually(gone(cr)).Should(BeNil())
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(addonExists(pre.ID)).To(BeFalse())
 	})
 
 	It("binds by the api.clever-cloud.com/addon-id annotation too", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		pre := preexisting(ns, "redis-addon", "s_mono")
-		cr := sample("api_v1_redis.yaml", ns)
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/addon-id": pre.ID})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(statusString(get(cr), "addon")).To(Equal(pre.ID))
-		Expect(addonsNamed(addonName(get(cr)))).To(BeEmpty(), "nothing created under the resource's name")
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(kube.StatusString(suite.Get(cr), "addon")).To(Equal(pre.ID))
+		Expect(addonsNamed(addonName(suite.Get(cr)))).To(BeEmpty(), "nothing created under the resource's name")
 	})
 
 	It("reports AddonNotFound for an unknown bound id and never creates one", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, "addon_ffffffff-0000-0000-0000-000000000000", "spec", "addonId")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("False/AddonNotFound"))
-		Expect(condition(get(cr), "Stalled")).To(Equal("True/AddonNotFound"))
-		Expect(addonsNamed(addonName(get(cr)))).To(BeEmpty())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("False/AddonNotFound"))
+		Expect(kube.Condition(suite.Get(cr), "Stalled")).To(Equal("True/AddonNotFound"))
+		Expect(addonsNamed(addonName(suite.Get(cr)))).To(BeEmpty())
 	})
 
 	It("observes without writing: publishes the Secret, never pushes variables, never deletes", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		pre := preexisting(ns, "config-provider", "std")
 		Expect(fake.SetEnv(pre.ID, []fakeapi.Variable{{Name: "REMOTE", Value: "kept"}})).To(Succeed())
-		calls := countCalls(ns)
-		cr := sample("api_v1_configprovider.yaml", ns)
+		calls := suite.CountCalls(ns)
+		cr := suite.Sample("api_v1_configprovider.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
 		Expect(unstructured.SetNestedField(cr.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Eventually(func() map[string]string { return secretData(secret(ns, "config-provider-secrets")) }).Should(Equal(map[string]string{"REMOTE": "kept"}))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "config-provider-secrets")) }).Should(Equal(map[string]string{"REMOTE": "kept"}))
 		Expect(envMap(fake.Env(pre.ID))).To(Equal(map[string]string{"REMOTE": "kept"}), "spec.variables not pushed")
-		Expect(calls.matching("PUT")).To(BeZero())
-		Expect(calls.matching("POST")).To(BeZero())
+		Expect(calls.Matching("PUT")).To(BeZero())
+		Expect(calls.Matching("POST")).To(BeZero())
 
-		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
-		Eventually(gone(cr)).Should(BeNil())
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(addonExists(pre.ID)).To(BeTrue(), "ObserveOnly never deletes")
-		Expect(calls.matching("DELETE")).To(BeZero())
-		Expect(eventsByName(ns, cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Expect(calls.Matching("DELETE")).To(BeZero())
+		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
 	})
 
 	It("reports AddonNotFound for ObserveOnly when there is nothing to observe", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("False/AddonNotFound"))
-		Expect(addonsNamed(addonName(get(cr)))).To(BeEmpty())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("False/AddonNotFound"))
+		Expect(addonsNamed(addonName(suite.Get(cr)))).To(BeEmpty())
 	})
 })
 
@@ -146,37 +126,37 @@ var _ = Describe("deletion policy", func() {
 	ctx := context.Background()
 
 	It("Orphan on the resource keeps the add-on and says so in an event", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_mongodb.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mongodb.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, "Orphan", "spec", "deletionPolicy")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
-		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
-		Eventually(gone(cr)).Should(BeNil())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(addonExists(id)).To(BeTrue())
-		Expect(eventsByName(ns, cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
-		Expect(secret(ns, "mongodb-secrets")).To(BeNil(), "the Secret goes with the resource")
+		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Expect(suite.Secret(ns, "mongodb-secrets")).To(BeNil(), "the Secret goes with the resource")
 	})
 
 	It("Orphan from the namespace annotation applies to resources that do not choose", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		nsObj := &corev1.Namespace{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
 		nsObj.SetAnnotations(map[string]string{"api.clever-cloud.com/deletion-policy": "Orphan"})
 		Expect(k8s.Update(ctx, nsObj)).To(Succeed())
-		keep := sample("api_v1_redis.yaml", ns)
-		del := sample("api_v1_mysql.yaml", ns)
+		keep := suite.Sample("api_v1_redis.yaml", ns)
+		del := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(unstructured.SetNestedField(del.Object, "Delete", "spec", "deletionPolicy")).To(Succeed())
 		Expect(k8s.Create(ctx, keep)).To(Succeed())
 		Expect(k8s.Create(ctx, del)).To(Succeed())
-		Eventually(readyOf(keep)).Should(Equal("True/Provisioned"))
-		Eventually(readyOf(del)).Should(Equal("True/Provisioned"))
-		keepID, delID := statusString(get(keep), "addon"), statusString(get(del), "addon")
-		Expect(k8s.Delete(ctx, get(keep))).To(Succeed())
-		Expect(k8s.Delete(ctx, get(del))).To(Succeed())
-		Eventually(gone(keep)).Should(BeNil())
-		Eventually(gone(del)).Should(BeNil())
+		Eventually(suite.ReadyOf(keep)).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(del)).Should(Equal("True/Provisioned"))
+		keepID, delID := kube.StatusString(suite.Get(keep), "addon"), kube.StatusString(suite.Get(del), "addon")
+		Expect(k8s.Delete(ctx, suite.Get(keep))).To(Succeed())
+		Expect(k8s.Delete(ctx, suite.Get(del))).To(Succeed())
+		Eventually(suite.GetOf(keep)).Should(BeNil())
+		Eventually(suite.GetOf(del)).Should(BeNil())
 		Expect(addonExists(keepID)).To(BeTrue(), "namespace default Orphan")
 		Expect(addonExists(delID)).To(BeFalse(), "the resource's own Delete wins")
 	})
@@ -186,54 +166,54 @@ var _ = Describe("pause and forced refresh", func() {
 	ctx := context.Background()
 
 	It("a paused resource makes no Clever Cloud writes, shows Paused, resumes when unpaused, and can always be deleted", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/paused": "true"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(func() string { return condition(get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
-		Eventually(readyOf(cr)).Should(Equal("False/PauseRequested"))
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("False/PauseRequested"))
 		// Other specs' resources may write concurrently: check this resource's add-on only.
-		Consistently(func() []fakeapi.Addon { return addonsNamed(addonName(get(cr))) }, 2*time.Second).Should(BeEmpty())
+		Consistently(func() []fakeapi.Addon { return addonsNamed(addonName(suite.Get(cr))) }, 2*time.Second).Should(BeEmpty())
 
-		annotate(cr, map[string]string{"api.clever-cloud.com/paused": ""})
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(condition(get(cr), "Paused")).To(Equal(""))
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/paused": ""})
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(kube.Condition(suite.Get(cr), "Paused")).To(Equal(""))
 
-		annotate(cr, map[string]string{"api.clever-cloud.com/paused": "true"})
-		Eventually(func() string { return condition(get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "a paused Ready resource stays Ready")
-		id := statusString(get(cr), "addon")
-		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
-		Eventually(gone(cr)).Should(BeNil(), "pause never blocks deletion")
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/paused": "true"})
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"), "a paused Ready resource stays Ready")
+		id := kube.StatusString(suite.Get(cr), "addon")
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(suite.GetOf(cr)).Should(BeNil(), "pause never blocks deletion")
 		Expect(addonExists(id)).To(BeFalse())
 	})
 
 	It("reconcile-requested-at triggers exactly one read and is recorded", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		time.Sleep(500 * time.Millisecond)
-		calls := countCalls(ns)
-		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "2026-11-22T10:00:00Z"})
-		Eventually(func() string { return statusString(get(cr), "lastHandledReconcileAt") }).Should(Equal("2026-11-22T10:00:00Z"))
-		Consistently(func() int { return calls.matching("") }, 2*time.Second).Should(Equal(1))
-		Expect(calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(Equal(1))
+		calls := suite.CountCalls(ns)
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "2026-11-22T10:00:00Z"})
+		Eventually(func() string { return kube.StatusString(suite.Get(cr), "lastHandledReconcileAt") }).Should(Equal("2026-11-22T10:00:00Z"))
+		Consistently(func() int { return calls.Matching("") }, 2*time.Second).Should(Equal(1))
+		Expect(calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(Equal(1))
 	})
 
 	It("reports an add-on deleted out of band instead of recreating it when asked to", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/on-addon-missing": "report"})
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		id := statusString(get(cr), "addon")
-		Expect(fake.DeleteAddonOutOfBand(orgOf(ns), id)).To(Succeed())
-		calls := countCalls(ns)
-		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "now"})
-		Eventually(readyOf(cr)).Should(Equal("False/AddonMissing"))
-		Expect(conditionMessage(get(cr), "Ready")).To(ContainSubstring(id))
-		Expect(calls.matching("POST")).To(BeZero())
-		Expect(condition(get(cr), "Stalled")).To(Equal("True/AddonMissing"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(cr), "addon")
+		Expect(fake.DeleteAddonOutOfBand(suite.OrgOf(ns), id)).To(Succeed())
+		calls := suite.CountCalls(ns)
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "now"})
+		Eventually(suite.ReadyOf(cr)).Should(Equal("False/AddonMissing"))
+		Expect(kube.ConditionMessage(suite.Get(cr), "Ready")).To(ContainSubstring(id))
+		Expect(calls.Matching("POST")).To(BeZero())
+		Expect(kube.Condition(suite.Get(cr), "Stalled")).To(Equal("True/AddonMissing"))
 	})
 })

@@ -19,21 +19,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // setSecretSpec replaces spec.secret of the live resource.
 func setSecretSpec(u *unstructured.Unstructured, spec map[string]any) {
-	cur := get(u)
+	cur := suite.Get(u)
 	if spec == nil {
 		unstructured.RemoveNestedField(cur.Object, "spec", "secret")
 	} else {
 		Expect(unstructured.SetNestedMap(cur.Object, spec, "spec", "secret")).To(Succeed())
 	}
-	update(cur)
+	suite.Update(cur)
 }
 
 func credentialsStatus(u *unstructured.Unstructured, field string) string {
-	s, _, _ := unstructured.NestedString(get(u).Object, "status", "credentials", field)
+	s, _, _ := unstructured.NestedString(suite.Get(u).Object, "status", "credentials", field)
 	return s
 }
 
@@ -47,7 +48,7 @@ func configMapData(ns, name string) map[string]string {
 
 // addonEnv is the add-on's env at the fake.
 func addonEnv(u *unstructured.Unstructured) map[string]string {
-	return envMap(fake.Env(statusString(get(u), "addon")))
+	return envMap(fake.Env(kube.StatusString(suite.Get(u), "addon")))
 }
 
 func deployment(ns, name string, labels, annotations map[string]string) *appsv1.Deployment {
@@ -76,8 +77,8 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 	ctx := context.Background()
 
 	It("adds labels, annotations, a key prefix, template keys and a ConfigMap with the non-secret keys", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedMap(cr.Object, map[string]any{
 			"name":        "app-db",
 			"labels":      map[string]any{"team": "payments"},
@@ -90,15 +91,15 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 			"configMap": map[string]any{"name": "app-db-public"},
 		}, "spec", "secret")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
 		env := addonEnv(cr)
 
-		s := secret(ns, "app-db")
+		s := suite.Secret(ns, "app-db")
 		Expect(s).NotTo(BeNil())
 		Expect(s.Labels).To(HaveKeyWithValue("team", "payments"))
 		Expect(s.Labels).To(HaveKeyWithValue("api.clever-cloud.com/managed-by", "clever-operator"))
 		Expect(s.Annotations).To(HaveKeyWithValue("reloader.example/match", "true"))
-		data := secretData(s)
+		data := kube.SecretData(s)
 		Expect(data).To(HaveLen(len(env) + 2))
 		for k, v := range env {
 			Expect(data).To(HaveKeyWithValue("APP_"+k, v))
@@ -106,50 +107,50 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		Expect(data["DATABASE_URL"]).To(Equal("postgresql://" + env["POSTGRESQL_ADDON_USER"] + ":" + env["POSTGRESQL_ADDON_PASSWORD"] + "@" +
 			env["POSTGRESQL_ADDON_HOST"] + ":" + env["POSTGRESQL_ADDON_PORT"] + "/" + env["POSTGRESQL_ADDON_DB"]))
 		Expect(data["JDBC_URL"]).To(Equal("jdbc:postgresql://" + env["POSTGRESQL_ADDON_HOST"] + ":" + env["POSTGRESQL_ADDON_PORT"] + "/" + env["POSTGRESQL_ADDON_DB"]))
-		Expect(secret(ns, cr.GetName()+"-secrets")).To(BeNil(), "no Secret under the default name")
+		Expect(suite.Secret(ns, cr.GetName()+"-secrets")).To(BeNil(), "no Secret under the default name")
 
 		Expect(configMapData(ns, "app-db-public")).To(Equal(map[string]string{
 			"APP_POSTGRESQL_ADDON_HOST": env["POSTGRESQL_ADDON_HOST"], "APP_POSTGRESQL_ADDON_PORT": env["POSTGRESQL_ADDON_PORT"],
 			"APP_POSTGRESQL_ADDON_DB": env["POSTGRESQL_ADDON_DB"], "APP_POSTGRESQL_ADDON_VERSION": env["POSTGRESQL_ADDON_VERSION"],
 		}))
-		live := get(cr)
-		Expect(statusString(live, "secretName")).To(Equal("app-db"))
-		Expect(statusString(live, "configMapName")).To(Equal("app-db-public"))
+		live := suite.Get(cr)
+		Expect(kube.StatusString(live, "secretName")).To(Equal("app-db"))
+		Expect(kube.StatusString(live, "configMapName")).To(Equal("app-db-public"))
 		Expect(credentialsStatus(cr, "hash")).To(Equal(s.Annotations["api.clever-cloud.com/credentials-hash"]))
 		Expect(credentialsStatus(cr, "lastChangedAt")).NotTo(BeEmpty())
 	})
 
 	It("reports a bad template as SecretTemplateInvalid and leaves the published Secret as it was", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
-		before := secret(ns, cr.GetName()+"-secrets")
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		before := suite.Secret(ns, cr.GetName()+"-secrets")
 		Expect(before).NotTo(BeNil())
 
 		setSecretSpec(cr, map[string]any{"templates": map[string]any{"DATABASE_URL": "postgresql://{{ .POSTGRESQL_ADDON_USERNAME }}@{{ .POSTGRESQL_ADDON_HOST }}"}})
-		Eventually(readyOf(cr), 10*time.Second).Should(Equal("False/SecretTemplateInvalid"))
-		live := get(cr)
-		Expect(condition(live, "Stalled")).To(Equal("True/SecretTemplateInvalid"))
-		Expect(conditionMessage(live, "Ready")).To(ContainSubstring("spec.secret.templates[DATABASE_URL]"))
-		Expect(conditionMessage(live, "Ready")).To(ContainSubstring("POSTGRESQL_ADDON_USERNAME"))
-		Eventually(func() []string { return events(cr) }).Should(ContainElement("Warning SecretTemplateInvalid"))
-		Consistently(func() string { return secret(ns, cr.GetName()+"-secrets").ResourceVersion }, 2*time.Second).Should(Equal(before.ResourceVersion))
+		Eventually(suite.ReadyOf(cr), 10*time.Second).Should(Equal("False/SecretTemplateInvalid"))
+		live := suite.Get(cr)
+		Expect(kube.Condition(live, "Stalled")).To(Equal("True/SecretTemplateInvalid"))
+		Expect(kube.ConditionMessage(live, "Ready")).To(ContainSubstring("spec.secret.templates[DATABASE_URL]"))
+		Expect(kube.ConditionMessage(live, "Ready")).To(ContainSubstring("POSTGRESQL_ADDON_USERNAME"))
+		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning SecretTemplateInvalid"))
+		Consistently(func() string { return suite.Secret(ns, cr.GetName()+"-secrets").ResourceVersion }, 2*time.Second).Should(Equal(before.ResourceVersion))
 
 		setSecretSpec(cr, map[string]any{"templates": map[string]any{"DATABASE_URL": "postgresql://{{ .POSTGRESQL_ADDON_USER }}@{{ .POSTGRESQL_ADDON_HOST }}"}})
-		Eventually(readyOf(cr), 10*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr), 10*time.Second).Should(Equal("True/Provisioned"))
 		env := addonEnv(cr)
-		Eventually(func() string { return secretData(secret(ns, cr.GetName()+"-secrets"))["DATABASE_URL"] }).
+		Eventually(func() string { return kube.SecretData(suite.Secret(ns, cr.GetName()+"-secrets"))["DATABASE_URL"] }).
 			Should(Equal("postgresql://" + env["POSTGRESQL_ADDON_USER"] + "@" + env["POSTGRESQL_ADDON_HOST"]))
-		Expect(condition(get(cr), "Stalled")).To(BeEmpty())
+		Expect(kube.Condition(suite.Get(cr), "Stalled")).To(BeEmpty())
 	})
 
 	It("publishes no Secret when disabled, and still the ConfigMap", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(unstructured.SetNestedMap(cr.Object, map[string]any{"disabled": true, "configMap": map[string]any{}}, "spec", "secret")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
 		env := addonEnv(cr)
 		Expect(configMapData(ns, cr.GetName()+"-config")).To(Equal(map[string]string{
 			"REDIS_HOST": env["REDIS_HOST"], "REDIS_PORT": env["REDIS_PORT"], "REDIS_VERSION": env["REDIS_VERSION"],
@@ -159,15 +160,15 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		for _, s := range list.Items {
 			Expect(s.Labels["api.clever-cloud.com/role"]).NotTo(BeElementOf("credentials", "binding"), "Secret %s", s.Name)
 		}
-		live := get(cr)
-		Expect(statusString(live, "secretName")).To(BeEmpty())
+		live := suite.Get(cr)
+		Expect(kube.StatusString(live, "secretName")).To(BeEmpty())
 		_, hasBinding, _ := unstructured.NestedMap(live.Object, "status", "binding")
 		Expect(hasBinding).To(BeFalse())
-		Expect(conditionMessage(live, "Ready")).To(ContainSubstring("no credentials Secret"))
+		Expect(kube.ConditionMessage(live, "Ready")).To(ContainSubstring("no credentials Secret"))
 	})
 
 	It("publishes a servicebinding.io Secret with the well-known entries for every database-like kind", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		type want struct {
 			file, typ string
 			entries   map[string]string // entry -> add-on key
@@ -185,16 +186,16 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		}
 		crs := make([]*unstructured.Unstructured, len(cases))
 		for i, c := range cases {
-			crs[i] = sample(c.file, ns)
+			crs[i] = suite.Sample(c.file, ns)
 			Expect(k8s.Create(ctx, crs[i])).To(Succeed())
 		}
 		for i, c := range cases {
 			cr := crs[i]
-			Eventually(readyOf(cr), 30*time.Second).Should(Equal("True/Provisioned"), c.file)
-			live := get(cr)
+			Eventually(suite.ReadyOf(cr), 30*time.Second).Should(Equal("True/Provisioned"), c.file)
+			live := suite.Get(cr)
 			name, _, _ := unstructured.NestedString(live.Object, "status", "binding", "name")
 			Expect(name).To(Equal(cr.GetName() + "-secrets-binding"))
-			b := secret(ns, name)
+			b := suite.Secret(ns, name)
 			Expect(b).NotTo(BeNil())
 			Expect(string(b.Type)).To(Equal("servicebinding.io/" + c.typ))
 			env := addonEnv(cr)
@@ -203,22 +204,22 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 				Expect(env).To(HaveKey(key), "%s has %s", c.file, key)
 				wantData[entry] = env[key]
 			}
-			Expect(secretData(b)).To(Equal(wantData), c.file)
+			Expect(kube.SecretData(b)).To(Equal(wantData), c.file)
 		}
 		// Kinds that are not databases have no binding.
-		mb := sample("api_v1_metabase.yaml", ns)
+		mb := suite.Sample("api_v1_metabase.yaml", ns)
 		Expect(k8s.Create(ctx, mb)).To(Succeed())
-		Eventually(readyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
-		_, hasBinding, _ := unstructured.NestedMap(get(mb).Object, "status", "binding")
+		Eventually(suite.ReadyOf(mb), 30*time.Second).Should(Equal("True/Provisioned"))
+		_, hasBinding, _ := unstructured.NestedMap(suite.Get(mb).Object, "status", "binding")
 		Expect(hasBinding).To(BeFalse())
 	})
 
 	It("moves the credentials to a new Secret name without a moment with neither, across a manager restart and an interrupted release", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_mysql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
-		want := secretData(secret(ns, cr.GetName()+"-secrets"))
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		want := kube.SecretData(suite.Secret(ns, cr.GetName()+"-secrets"))
 		Expect(want).To(HaveKey("MYSQL_ADDON_PASSWORD"))
 
 		// Watch, from now on, that the credentials are always in one Secret or the other.
@@ -255,7 +256,7 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		}()
 
 		// First: the operator dies with the release left pending (as if killed mid-upgrade).
-		stopManager()
+		mgr.Stop()
 		cs, err := kubernetes.NewForConfig(restCfg)
 		Expect(err).NotTo(HaveOccurred())
 		store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
@@ -268,15 +269,15 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		startManager()
 		// Then it dies again right after starting to work on the rename.
 		time.Sleep(300 * time.Millisecond)
-		stopManager()
+		mgr.Stop()
 		startManager()
 
-		Eventually(func() map[string]string { return secretData(secret(ns, "mysql-moved")) }, 30*time.Second).Should(Equal(want))
-		Eventually(func() *corev1.Secret { return secret(ns, cr.GetName()+"-secrets") }, 30*time.Second).Should(BeNil())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
-		Eventually(func() string { return statusString(get(cr), "secretName") }).Should(Equal("mysql-moved"))
+		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "mysql-moved")) }, 30*time.Second).Should(Equal(want))
+		Eventually(func() *corev1.Secret { return suite.Secret(ns, cr.GetName()+"-secrets") }, 30*time.Second).Should(BeNil())
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(func() string { return kube.StatusString(suite.Get(cr), "secretName") }).Should(Equal("mysql-moved"))
 		Eventually(func() string {
-			name, _, _ := unstructured.NestedString(get(cr).Object, "status", "binding", "name")
+			name, _, _ := unstructured.NestedString(suite.Get(cr).Object, "status", "binding", "name")
 			return name
 		}).Should(Equal("mysql-moved-binding"))
 		close(stop)
@@ -290,7 +291,7 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 })
 
 func equalData(s *corev1.Secret, want map[string]string) bool {
-	got := secretData(s)
+	got := kube.SecretData(s)
 	if len(got) != len(want) {
 		return false
 	}
@@ -306,13 +307,13 @@ var _ = Describe("rotation", func() {
 	ctx := context.Background()
 
 	It("publishes changed credentials, records the hash and restarts only the opted-in workloads", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedMap(cr.Object, map[string]any{
 			"rollout": map[string]any{"matchLabels": map[string]any{"uses": "pg"}},
 		}, "spec", "secret")).To(Succeed())
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr), 20*time.Second).Should(Equal("True/Provisioned"))
 		secretName := cr.GetName() + "-secrets"
 		deployment(ns, "by-annotation", nil, map[string]string{"api.clever-cloud.com/rollout-on-secret-change": "other, " + secretName})
 		deployment(ns, "by-selector", map[string]string{"uses": "pg"}, nil)
@@ -335,7 +336,7 @@ var _ = Describe("rotation", func() {
 
 		// Clever Cloud changes the password; the next refresh sees it.
 		time.Sleep(1100 * time.Millisecond) // lastChangedAt has a one-second resolution
-		id := statusString(get(cr), "addon")
+		id := kube.StatusString(suite.Get(cr), "addon")
 		env := fake.Env(id)
 		for i := range env {
 			if env[i].Name == "POSTGRESQL_ADDON_PASSWORD" {
@@ -343,14 +344,14 @@ var _ = Describe("rotation", func() {
 			}
 		}
 		Expect(fake.SetEnv(id, env)).To(Succeed())
-		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "rotate-1"})
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "rotate-1"})
 
-		Eventually(func() string { return secretData(secret(ns, secretName))["POSTGRESQL_ADDON_PASSWORD"] }, 10*time.Second).Should(Equal("rotated-Pa55word-value"))
+		Eventually(func() string { return kube.SecretData(suite.Secret(ns, secretName))["POSTGRESQL_ADDON_PASSWORD"] }, 10*time.Second).Should(Equal("rotated-Pa55word-value"))
 		Eventually(func() string { return credentialsStatus(cr, "hash") }).ShouldNot(Equal(hash1))
 		hash2 := credentialsStatus(cr, "hash")
 		Expect(credentialsStatus(cr, "lastChangedAt")).NotTo(Equal(changed1))
-		Expect(secret(ns, secretName).Annotations).To(HaveKeyWithValue("api.clever-cloud.com/credentials-hash", hash2))
-		Expect(events(cr)).To(ContainElement("Normal CredentialsUpdated"))
+		Expect(suite.Secret(ns, secretName).Annotations).To(HaveKeyWithValue("api.clever-cloud.com/credentials-hash", hash2))
+		Expect(suite.Events(cr)).To(ContainElement("Normal CredentialsUpdated"))
 		Eventually(func() string { return credentialsStatus(cr, "rolledOutHash") }, 10*time.Second).Should(Equal(hash2))
 		key := "credentials.api.clever-cloud.com/" + secretName
 		Expect(podTemplateAnnotations(ns, "by-annotation")).To(HaveKeyWithValue(key, hash2))
@@ -362,40 +363,42 @@ var _ = Describe("rotation", func() {
 		releases := &corev1.SecretList{}
 		Expect(k8s.List(ctx, releases, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "postgresql-" + cr.GetName()})).To(Succeed())
 		Expect(len(releases.Items)).To(And(BeNumerically(">=", 1), BeNumerically("<=", 2)))
-		Eventually(func() []string { return events(cr) }).Should(ContainElement("Normal RolloutTriggered"))
+		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal RolloutTriggered"))
 		// The binding Secret follows.
-		Expect(secretData(secret(ns, secretName+"-binding"))["password"]).To(Equal("rotated-Pa55word-value"))
+		Expect(kube.SecretData(suite.Secret(ns, secretName+"-binding"))["password"]).To(Equal("rotated-Pa55word-value"))
 	})
 
 	It("regenerates Cellar keys on request and says plainly where Clever Cloud cannot", func() {
-		ns := newNamespace()
-		cel := sample("api_v1_cellar.yaml", ns)
-		pg := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		cel := suite.Sample("api_v1_cellar.yaml", ns)
+		pg := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cel)).To(Succeed())
 		Expect(k8s.Create(ctx, pg)).To(Succeed())
-		Eventually(readyOf(cel), 20*time.Second).Should(Equal("True/Provisioned"))
-		Eventually(readyOf(pg), 20*time.Second).Should(Equal("True/Provisioned"))
-		before := secretData(secret(ns, cel.GetName()+"-secrets"))
-		pgBefore := secretData(secret(ns, pg.GetName()+"-secrets"))
-		calls := countCalls(ns)
+		Eventually(suite.ReadyOf(cel), 20*time.Second).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(pg), 20*time.Second).Should(Equal("True/Provisioned"))
+		before := kube.SecretData(suite.Secret(ns, cel.GetName()+"-secrets"))
+		pgBefore := kube.SecretData(suite.Secret(ns, pg.GetName()+"-secrets"))
+		calls := suite.CountCalls(ns)
 
-		annotate(cel, map[string]string{"api.clever-cloud.com/rotate-requested-at": "2026-11-22T08:00:00Z"})
-		Eventually(func() string { return secretData(secret(ns, cel.GetName()+"-secrets"))["CELLAR_ADDON_KEY_SECRET"] }, 10*time.Second).
+		suite.Annotate(cel, map[string]string{"api.clever-cloud.com/rotate-requested-at": "2026-11-22T08:00:00Z"})
+		Eventually(func() string {
+			return kube.SecretData(suite.Secret(ns, cel.GetName()+"-secrets"))["CELLAR_ADDON_KEY_SECRET"]
+		}, 10*time.Second).
 			ShouldNot(Equal(before["CELLAR_ADDON_KEY_SECRET"]))
-		after := secretData(secret(ns, cel.GetName()+"-secrets"))
+		after := kube.SecretData(suite.Secret(ns, cel.GetName()+"-secrets"))
 		Expect(after["CELLAR_ADDON_KEY_ID"]).To(Equal(before["CELLAR_ADDON_KEY_ID"]))
 		Expect(after["CELLAR_ADDON_KEY_SECRET"]).To(Equal(addonEnv(cel)["CELLAR_ADDON_KEY_SECRET"]))
-		Expect(calls.matching(clevercloud.RouteCellarRenew)).To(Equal(1))
+		Expect(calls.Matching(clevercloud.RouteCellarRenew)).To(Equal(1))
 		Eventually(func() string { return credentialsStatus(cel, "lastRotationRequest") }).Should(Equal("2026-11-22T08:00:00Z"))
-		Expect(events(cel)).To(ContainElement("Normal CredentialsRotated"))
+		Expect(suite.Events(cel)).To(ContainElement("Normal CredentialsRotated"))
 
-		annotate(pg, map[string]string{"api.clever-cloud.com/rotate-requested-at": "now"})
-		Eventually(func() []string { return events(pg) }).Should(ContainElement("Warning RotationNotSupported"))
+		suite.Annotate(pg, map[string]string{"api.clever-cloud.com/rotate-requested-at": "now"})
+		Eventually(func() []string { return suite.Events(pg) }).Should(ContainElement("Warning RotationNotSupported"))
 		Eventually(func() string { return credentialsStatus(pg, "lastRotationRequest") }).Should(Equal("now"))
-		Expect(secretData(secret(ns, pg.GetName()+"-secrets"))).To(Equal(pgBefore))
-		Expect(readyOf(pg)()).To(Equal("True/Provisioned"))
+		Expect(kube.SecretData(suite.Secret(ns, pg.GetName()+"-secrets"))).To(Equal(pgBefore))
+		Expect(suite.ReadyOf(pg)()).To(Equal("True/Provisioned"))
 		// Acted on once: a later unrelated change does not rotate again.
-		annotate(cel, map[string]string{"unrelated": "x"})
-		Consistently(func() int { return calls.matching(clevercloud.RouteCellarRenew) }, 2*time.Second).Should(Equal(1))
+		suite.Annotate(cel, map[string]string{"unrelated": "x"})
+		Consistently(func() int { return calls.Matching(clevercloud.RouteCellarRenew) }, 2*time.Second).Should(Equal(1))
 	})
 })

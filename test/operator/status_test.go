@@ -16,11 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 )
 
 func kstatus(u *unstructured.Unstructured) status.Status {
-	cur := get(u)
+	cur := suite.Get(u)
 	if cur == nil {
 		return status.NotFoundStatus
 	}
@@ -33,15 +32,15 @@ var _ = Describe("status for tools", func() {
 	ctx := context.Background()
 
 	It("reads InProgress while provisioning, Current when Ready, Failed on a terminal error (kstatus)", func() {
-		ns := newNamespace()
-		ownerFault(ns, fakeapi.OwnerFault{Latency: 400 * time.Millisecond})
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		suite.OwnerFault(ns, fakeapi.OwnerFault{Latency: 400 * time.Millisecond})
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Expect(kstatus(cr)).To(Equal(status.InProgressStatus), "a brand-new resource is not Current")
 		Eventually(func() status.Status { return kstatus(cr) }).Should(Equal(status.CurrentStatus))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
 
-		bad := sample("api_v1_redis.yaml", ns)
+		bad := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(unstructured.SetNestedField(bad.Object, "nope", "spec", "instance", "plan")).To(Succeed())
 		Expect(k8s.Create(ctx, bad)).To(Succeed())
 		Eventually(func() status.Status { return kstatus(bad) }).Should(Equal(status.FailedStatus))
@@ -64,7 +63,7 @@ var _ = Describe("status for tools", func() {
 var _ = Describe("process", func() {
 	It("serves /healthz, and /readyz once the caches are synced", func() {
 		probe := func(path string) int {
-			resp, err := http.Get("http://" + probeAddr + path)
+			resp, err := http.Get("http://" + mgr.ProbeAddr + path)
 			if err != nil {
 				return 0
 			}
@@ -81,30 +80,30 @@ var _ = Describe("economy", func() {
 	ctx := context.Background()
 
 	It("creates with one create and the env reads (no lookup for a new resource), and deletes with one call", func() {
-		ns := newNamespace()
-		calls := countCalls(ns)
-		cr := sample("api_v1_postgresql.yaml", ns)
+		ns := suite.NewNamespace()
+		calls := suite.CountCalls(ns)
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
-		Expect(calls.route("GET /v2/organisations/{ownerId}/addons")).To(BeZero(), "no name lookup for a brand-new resource")
-		Expect(calls.route("POST /v2/organisations/{ownerId}/addons")).To(Equal(1))
-		Expect(calls.route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(BeNumerically(">=", 1))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(calls.Route("GET /v2/organisations/{ownerId}/addons")).To(BeZero(), "no name lookup for a brand-new resource")
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(Equal(1))
+		Expect(calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(BeNumerically(">=", 1))
 		// The catalogue is asked for with this organisation (?orgaId=), once: then cached.
-		Expect(calls.route("GET /v2/products/addonproviders")).To(Equal(1), "catalogue read once, then cached")
-		calls = countCalls(ns)
-		Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
-		Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil())
-		Expect(calls.route("DELETE /v2/organisations/{ownerId}/addons/{addonId}")).To(Equal(1), "exactly one DELETE")
+		Expect(calls.Route("GET /v2/products/addonproviders")).To(Equal(1), "catalogue read once, then cached")
+		calls = suite.CountCalls(ns)
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return suite.Get(cr) }).Should(BeNil())
+		Expect(calls.Route("DELETE /v2/organisations/{ownerId}/addons/{addonId}")).To(Equal(1), "exactly one DELETE")
 	})
 
 	It("emits one Warning per failure reason, not one per retry", func() {
-		ns := newNamespace()
-		calls := countCalls(ns)
-		failRoutes(ns, "POST /v2/organisations/{ownerId}/addons")
-		cr := sample("api_v1_mysql.yaml", ns)
+		ns := suite.NewNamespace()
+		calls := suite.CountCalls(ns)
+		suite.FailRoutes(ns, "POST /v2/organisations/{ownerId}/addons")
+		cr := suite.Sample("api_v1_mysql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("False/ApiUnavailable"))
-		Eventually(func() int { return calls.matching("POST") }).Should(BeNumerically(">=", 3))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("False/ApiUnavailable"))
+		Eventually(func() int { return calls.Matching("POST") }).Should(BeNumerically(">=", 3))
 		list := &corev1.EventList{}
 		Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
 		warnings := 0
@@ -114,17 +113,17 @@ var _ = Describe("economy", func() {
 			}
 		}
 		Expect(warnings).To(Equal(1))
-		clearOwnerFault(ns)
-		Eventually(readyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"))
+		suite.ClearOwnerFault(ns)
+		Eventually(suite.ReadyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"))
 	})
 
 	It("caches only the operator's Secrets, not every Secret in the cluster", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: ns}, StringData: map[string]string{"k": "v"}}
 		Expect(k8s.Create(ctx, other)).To(Succeed())
-		cr := sample("api_v1_redis.yaml", ns)
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		cached := &corev1.SecretList{}
 		Expect(mgr.GetCache().List(ctx, cached, client.InNamespace(ns))).To(Succeed())
 		var names []string
@@ -145,33 +144,15 @@ var _ = Describe("economy", func() {
 // token secret and consumer secret, every add-on environment value (except the URLs mirrored
 // into status by design), every ConfigProvider variable value, and their base64 forms.
 func assertNoCredentialLeak() {
-	ctx := context.Background()
-	values := envtestutil.AddonSecretValues(fake)
-	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) == 0 {
-		Expect(len(values)).To(BeNumerically(">", 20), "the suite created add-ons with credentials")
-	}
-	values = append(values, envtestutil.CredentialValues(creds)...)
-	cps := &unstructured.UnstructuredList{}
-	cps.SetGroupVersionKind(schema.GroupVersionKind{Group: "api.clever-cloud.com", Version: "v1", Kind: "ConfigProviderList"})
-	Expect(k8s.List(ctx, cps)).To(Succeed())
-	for _, cp := range cps.Items {
-		vars, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "variables")
-		for _, v := range vars {
-			values = append(values, v)
-		}
-	}
-	Expect(len(logs.String())).To(BeNumerically(">", 1000))
-	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
-	Expect(err).NotTo(HaveOccurred())
-	Expect(envtestutil.Leaks(values, texts)).To(BeEmpty())
+	suite.ExpectNoLeak(logs.String(), suite.SecretValues(creds))
 }
 
 var _ = Describe("metrics", func() {
 	It("exposes resources by Ready state, time to ready and API requests by route template", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_keycloak.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_keycloak.yaml", ns)
 		Expect(k8s.Create(context.Background(), cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		families, err := registry.Gather()
 		Expect(err).NotTo(HaveOccurred())
 		byName := map[string]*dto.MetricFamily{}

@@ -10,45 +10,46 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 var _ = Describe("rate budget", func() {
 	ctx := context.Background()
 
 	It("shows Throttled on 429 without flipping Ready, and clears it when Clever Cloud answers again", func() {
-		ns := newNamespace()
-		cr := sample("api_v1_redis.yaml", ns)
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(readyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		// Clever Cloud answers this organisation's requests with 429 and Retry-After: 1 s.
-		ownerFault(ns, fakeapi.OwnerFault{Status: 429, RetryAfter: time.Second})
-		annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "throttle-1"})
-		Eventually(func() string { return condition(get(cr), "Throttled") }, 60*time.Second).Should(Equal("True/Throttled"))
-		Expect(readyOf(cr)()).To(Equal("True/Provisioned"), "Ready does not flap on throttling")
-		clearOwnerFault(ns)
-		Eventually(func() string { return condition(get(cr), "Throttled") }, 60*time.Second).Should(Equal(""))
-		Eventually(func() string { return statusString(get(cr), "lastHandledReconcileAt") }).Should(Equal("throttle-1"))
+		suite.OwnerFault(ns, fakeapi.OwnerFault{Status: 429, RetryAfter: time.Second})
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/reconcile-requested-at": "throttle-1"})
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Throttled") }, 60*time.Second).Should(Equal("True/Throttled"))
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"), "Ready does not flap on throttling")
+		suite.ClearOwnerFault(ns)
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Throttled") }, 60*time.Second).Should(Equal(""))
+		Eventually(func() string { return kube.StatusString(suite.Get(cr), "lastHandledReconcileAt") }).Should(Equal("throttle-1"))
 	})
 
 	It("keeps the request rate under the client budget (10/s, burst 20) during a burst of creations", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		time.Sleep(3 * time.Second) // let the shared token bucket refill
-		calls := countCalls(ns)
+		calls := suite.CountCalls(ns)
 		start := time.Now()
 		var crs []*unstructured.Unstructured
 		for i := 0; i < 12; i++ {
-			cr := sample("api_v1_redis.yaml", ns)
+			cr := suite.Sample("api_v1_redis.yaml", ns)
 			cr.SetName(fmt.Sprintf("burst-%d", i))
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
 			crs = append(crs, cr)
 		}
 		for _, cr := range crs {
-			Eventually(readyOf(cr), 90*time.Second).Should(Equal("True/Provisioned"))
+			Eventually(suite.ReadyOf(cr), 90*time.Second).Should(Equal("True/Provisioned"))
 		}
 		elapsed := time.Since(start).Seconds()
 		// Only this spec's organisation is counted: other specs' resources may spend tokens of
 		// the shared bucket too, which can only lower this count.
-		n := calls.matching("")
+		n := calls.Matching("")
 		Expect(n).To(BeNumerically(">=", 36), "12 × (catalogue or lookup, create, env)")
 		Expect(float64(n)).To(BeNumerically("<=", 20+10*elapsed+1), "calls %d in %.1fs", n, elapsed)
 	})

@@ -2,9 +2,7 @@ package protection_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +16,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // message is the denial message of the policy's messageExpression for plural/name in ns.
@@ -344,20 +343,7 @@ var _ = Describe("the Helm chart (dist/chart)", func() {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, stderr.String())
-		var objs []*unstructured.Unstructured
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					return objs
-				}
-				Fail(fmt.Sprintf("decoding helm template output: %v", err))
-			}
-			if len(u.Object) > 0 {
-				objs = append(objs, u)
-			}
-		}
+		return kube.Decode(out)
 	}
 	ofKind := func(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
 		var out []*unstructured.Unstructured

@@ -12,9 +12,6 @@ package realapi_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,13 +23,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestRealAPI(t *testing.T) {
@@ -54,6 +50,8 @@ var (
 	op  *harness.Operator
 	k8s client.Client
 	tmp string
+	// suite is this suite's world for the shared helpers (test/kube).
+	suite *kube.Suite
 )
 
 // docEnv is the configuration of Clever Cloud's documentation: the versioned base URL (the
@@ -83,6 +81,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = h.Client
+	suite = &kube.Suite{Name: "test/realapi", Client: k8s, Fake: h.Fake(), NamespacePrefix: "realapi"}
 	bin := filepath.Join(tmp, "manager")
 	Expect(harness.BuildOperatorTo(ctx, bin)).To(Succeed())
 	op = h.NewOperator(harness.OperatorOptions{Binary: bin, Env: docEnv(), Args: []string{"--resync-period=1h"}})
@@ -107,88 +106,6 @@ var _ = AfterSuite(func() {
 	}
 })
 
-var nsSeq int
-
-// newNamespace creates a namespace of the spec's own.
-func newNamespace() string {
-	nsSeq++
-	ns := fmt.Sprintf("realapi-%d", nsSeq)
-	Expect(h.EnsureNamespace(context.Background(), ns)).To(Succeed())
-	return ns
-}
-
-func sample(file, ns string) *unstructured.Unstructured {
-	u, err := envtestutil.Sample(file, ns)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(unstructured.SetNestedField(u.Object, owner(ns), "spec", "organisation")).To(Succeed())
-	return u
-}
-
-// owner is the organisation of a spec's namespace: its add-ons at the fake are its own.
-func owner(ns string) string {
-	sum := sha256.Sum256([]byte("test/realapi:" + ns))
-	x := hex.EncodeToString(sum[:16])
-	return "orga_" + x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
-}
-
-func get(u *unstructured.Unstructured) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{}
-	out.SetGroupVersionKind(u.GroupVersionKind())
-	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), out)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	Expect(err).NotTo(HaveOccurred())
-	return out
-}
-
-func ready(u *unstructured.Unstructured) func() string {
-	return func() string {
-		cur := get(u)
-		if cur == nil {
-			return "<gone>"
-		}
-		conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
-		for _, c := range conds {
-			m := c.(map[string]any)
-			if m["type"] == "Ready" {
-				return m["status"].(string) + "/" + m["reason"].(string)
-			}
-		}
-		return ""
-	}
-}
-
-func statusString(u *unstructured.Unstructured, field string) string {
-	s, _, _ := unstructured.NestedString(u.Object, "status", field)
-	return s
-}
-
-// secretData returns a Secret's data, nil when it does not exist.
-func secretData(ns, name string) map[string]string {
-	s := &corev1.Secret{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
-		return nil
-	}
-	m := map[string]string{}
-	for k, v := range s.Data {
-		m[k] = string(v)
-	}
-	return m
-}
-
-func warnings(ns, name string) []string {
-	list := &corev1.EventList{}
-	Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning {
-			out = append(out, e.Reason)
-		}
-	}
-	return out
-}
-
 // samples lists every sample of config/samples: one resource of each of the 14 kinds.
 func samples() []string {
 	entries, err := os.ReadDir(filepath.Join("config", "samples"))
@@ -206,68 +123,42 @@ func samples() []string {
 // operatorKinds serve their data at v4 only (GET /v4/addon-providers/addon-<name>/addons/<realId>).
 var operatorKinds = map[string]bool{"Keycloak": true, "Metabase": true, "Matomo": true, "Otoroshi": true}
 
-// v4Values returns the string values the Secret of an operator add-on must carry from its v4
-// answer: the access URL, and the initial credentials where the add-on has them.
-func v4Values(realID string) []string {
-	doc, ok := h.Fake().OperatorAddon(realID)
-	Expect(ok).To(BeTrue(), "the fake serves %s at v4", realID)
-	var want []string
-	if u, _ := doc["accessUrl"].(string); u != "" {
-		want = append(want, u)
-	}
-	if ic, ok := doc["initialCredentials"].(map[string]any); ok {
-		for _, k := range []string{"user", "password"} {
-			if v, _ := ic[k].(string); v != "" {
-				want = append(want, v)
-			}
-		}
-	}
-	return want
-}
-
-func values(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
 var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEVER_TOKEN + CLEVER_SECRET)", func() {
 	ctx := context.Background()
 
 	It("makes all 14 kinds Ready with complete Secrets, and deleting them all leaves no add-on", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		var crs []*unstructured.Unstructured
 		for _, f := range samples() {
-			cr := sample(f, ns)
+			cr := suite.Sample(f, ns)
 			Expect(k8s.Create(ctx, cr)).To(Succeed(), f)
 			crs = append(crs, cr)
 		}
 		for _, cr := range crs {
-			Eventually(ready(cr)).Should(Equal("True/Provisioned"), cr.GetKind())
+			Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"), cr.GetKind())
 		}
 		for _, cr := range crs {
-			cur := get(cr)
-			id := statusString(cur, "addon")
+			cur := suite.Get(cr)
+			id := kube.StatusString(cur, "addon")
 			Expect(id).NotTo(BeEmpty(), cr.GetKind())
 			name := cr.GetName() + "-secrets"
-			var data map[string]string
-			Eventually(func() map[string]string { data = secretData(ns, name); return data }).ShouldNot(BeNil(), cr.GetKind())
+			var sec *corev1.Secret
+			Eventually(func() *corev1.Secret { sec = suite.Secret(ns, name); return sec }).ShouldNot(BeNil(), cr.GetKind())
+			data := kube.SecretData(sec)
 			switch {
 			case operatorKinds[cr.GetKind()]:
 				// The v2 environment of these add-ons is empty today: everything comes from v4.
 				Expect(h.Fake().Env(id)).To(BeEmpty(), "the fake models today's API for %s", cr.GetKind())
 				realID := ""
-				for _, a := range h.Fake().Addons(owner(ns)) {
+				for _, a := range h.Fake().Addons(suite.OrgOf(ns)) {
 					if a.ID == id {
 						realID = a.RealID
 					}
 				}
 				Expect(realID).NotTo(BeEmpty())
-				want := v4Values(realID)
+				want := kube.V4Values(h.Fake(), realID)
 				Expect(want).NotTo(BeEmpty())
-				Expect(values(data)).To(ContainElements(want), "%s publishes its v4 URL and initial credentials", cr.GetKind())
+				Expect(kube.Values(data)).To(ContainElements(want), "%s publishes its v4 URL and initial credentials", cr.GetKind())
 			case cr.GetKind() == "ConfigProvider":
 				vars, _, _ := unstructured.NestedStringMap(cur.Object, "spec", "variables")
 				Expect(data).To(Equal(vars))
@@ -282,29 +173,29 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 				Expect(data).To(Equal(env), "%s publishes its whole environment", cr.GetKind())
 			}
 		}
-		Expect(h.Fake().Addons(owner(ns))).To(HaveLen(14), "one add-on per resource, no duplicate")
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(HaveLen(14), "one add-on per resource, no duplicate")
 
 		for _, cr := range crs {
-			Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
+			Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		}
 		for _, cr := range crs {
-			Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil(), cr.GetKind())
+			Eventually(func() *unstructured.Unstructured { return suite.Get(cr) }).Should(BeNil(), cr.GetKind())
 		}
-		Expect(h.Fake().Addons(owner(ns))).To(BeEmpty(), "deleting every resource deleted every add-on")
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(BeEmpty(), "deleting every resource deleted every add-on")
 	})
 
 	It("never releases a resource whose add-on exists while every route answers 404, and finishes once the API answers", func() {
-		ns := newNamespace()
+		ns := suite.NewNamespace()
 		var crs []*unstructured.Unstructured
 		for _, f := range []string{"api_v1_redis.yaml", "api_v1_postgresql.yaml", "api_v1_keycloak.yaml"} {
-			cr := sample(f, ns)
+			cr := suite.Sample(f, ns)
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
 			crs = append(crs, cr)
 		}
 		for _, cr := range crs {
-			Eventually(ready(cr)).Should(Equal("True/Provisioned"), cr.GetKind())
+			Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"), cr.GetKind())
 		}
-		Expect(h.Fake().Addons(owner(ns))).To(HaveLen(3))
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(HaveLen(3))
 
 		// A wrong base path, a proxy, or an incident: every route answers 404 with an error body.
 		h.Intercept(func(w http.ResponseWriter, _ *http.Request) {
@@ -314,31 +205,31 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 		})
 		DeferCleanup(func() { h.Intercept(nil) })
 		for _, cr := range crs {
-			Expect(k8s.Delete(ctx, get(cr))).To(Succeed())
+			Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		}
 		for _, cr := range crs {
-			Eventually(func() []string { return warnings(ns, cr.GetName()) }, 30*time.Second).ShouldNot(BeEmpty(), cr.GetKind())
+			Eventually(func() []string { return suite.Warnings(ns, cr.GetName()) }, 30*time.Second).ShouldNot(BeEmpty(), cr.GetKind())
 		}
 		Consistently(func() int {
 			n := 0
 			for _, cr := range crs {
-				if cur := get(cr); cur != nil && cur.GetDeletionTimestamp() != nil {
+				if cur := suite.Get(cr); cur != nil && cur.GetDeletionTimestamp() != nil {
 					n++
 				}
 			}
 			return n
 		}, 10*time.Second, time.Second).Should(Equal(3), "every resource keeps its finalizer while its add-on may exist")
-		Expect(h.Fake().Addons(owner(ns))).To(HaveLen(3), "no add-on was deleted (the fake was not reached)")
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(HaveLen(3), "no add-on was deleted (the fake was not reached)")
 		for _, cr := range crs {
-			Expect(ready(cr)()).To(HavePrefix("False/"), "%s says why it is not gone", cr.GetKind())
+			Expect(suite.ReadyOf(cr)()).To(HavePrefix("False/"), "%s says why it is not gone", cr.GetKind())
 		}
 
 		// The API answers again: the deletions finish and delete the add-ons.
 		h.Intercept(nil)
 		for _, cr := range crs {
-			Eventually(func() *unstructured.Unstructured { return get(cr) }).Should(BeNil(), cr.GetKind())
+			Eventually(func() *unstructured.Unstructured { return suite.Get(cr) }).Should(BeNil(), cr.GetKind())
 		}
-		Expect(h.Fake().Addons(owner(ns))).To(BeEmpty())
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(BeEmpty())
 	})
 
 	It("proves the configuration with --check: who the token is and its organisations; a wrong base fails in one line", func() {
@@ -346,7 +237,7 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 		run := func(env []string) (string, error) {
 			cmd := exec.Command(bin, "--check", "--kubeconfig="+h.Kubeconfig)
 			cmd.Dir = h.Root
-			cmd.Env = append(withoutClever(os.Environ()), env...)
+			cmd.Env = append(harness.WithoutClever(os.Environ()), env...)
 			out, err := cmd.CombinedOutput()
 			return string(out), err
 		}
@@ -364,16 +255,6 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 		Expect(out).NotTo(ContainSubstring(userSecret))
 	})
 })
-
-func withoutClever(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CLEVER_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 // assertNoLeak scans the operator's log and the cluster for the user's token and secret and
 // for every add-on credential the fake handed out.

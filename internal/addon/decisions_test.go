@@ -1,0 +1,522 @@
+package addon
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// The engine's decisions, each tested where it is made: table cases, a fake API, no API
+// server.
+
+func TestClassify(t *testing.T) {
+	throttled := &clevercloud.APIError{StatusCode: 429, RetryAfter: 3 * time.Second}
+	cases := []struct {
+		name string
+		err  error
+		want failureKind
+	}{
+		{"429 is throttling", throttled, failThrottled},
+		{"403 cannot access the organisation", apiErr(403), failForbidden},
+		{"401 rejected credentials", apiErr(401), failUnauthorized},
+		{"503 is transient", apiErr(503), failUnavailable},
+		{"500 is transient", apiErr(500), failUnavailable},
+		{"timeout is transient", context.DeadlineExceeded, failUnavailable},
+		{"undecidable error is an API error", errors.New("boom"), failAPIError},
+		{"400 is an API error", apiErr(400), failAPIError},
+		{"409 is an API error", apiErr(409), failAPIError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := classify(c.err); got != c.want {
+				t.Fatalf("classify = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestFailAPIStatus: what each API failure does to the status of a Ready and of a
+// not-yet-Ready resource, and how the pass is retried.
+func TestFailAPIStatus(t *testing.T) {
+	throttled := &clevercloud.APIError{StatusCode: 429, RetryAfter: 3 * time.Second}
+	cases := []struct {
+		name       string
+		wasReady   bool
+		err        error
+		addonReady string // status/reason of AddonReady after the pass
+		extra      string // another condition set (type/status/reason), "" for none
+		backoff    bool   // the error goes to the work queue's backoff
+		event      bool
+	}{
+		{"unavailable on a Ready resource: Synced=False, Ready kept", true, apiErr(503), "True/" + status.ReasonProvisioned, status.TypeSynced + "/False/" + status.ReasonAPIUnavailable, true, true},
+		{"unavailable while provisioning", false, apiErr(503), "False/" + status.ReasonAPIUnavailable, "", true, true},
+		{"throttled on a Ready resource: Ready kept, wait as told", true, throttled, "True/" + status.ReasonProvisioned, status.TypeThrottled + "/True/" + status.TypeThrottled, false, false},
+		{"throttled while provisioning", false, throttled, "False/" + status.ReasonAPIUnavailable, status.TypeThrottled + "/True/" + status.TypeThrottled, false, true},
+		{"forbidden", true, apiErr(403), "False/" + status.ReasonInvalidCredentials, "", true, true},
+		{"unauthorised", false, apiErr(401), "False/" + status.ReasonInvalidCredentials, "", true, true},
+		{"other API error", false, apiErr(400), "False/" + status.ReasonAPIError, "", true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := testResource(t, func(u *unstructured.Unstructured) {
+				if c.wasReady {
+					setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", time.Now())
+				}
+			})
+			r := &Reconciler{Kind: kind(t, "Azimutt"), ResyncPeriod: time.Hour}
+			s := r.newPass(context.Background(), u)
+			res, err := end(s.failAPI("doing it", c.err))
+			if (err != nil) != c.backoff {
+				t.Fatalf("err %v, want backoff %v", err, c.backoff)
+			}
+			if !c.backoff && res.RequeueAfter < 3*time.Second {
+				t.Fatalf("throttling must wait the delay the API gave: %+v", res)
+			}
+			if got := ready(s.obj); got != c.addonReady {
+				t.Fatalf("AddonReady %s, want %s", got, c.addonReady)
+			}
+			if c.extra != "" {
+				parts := strings.Split(c.extra, "/")
+				got, _ := status.Find(status.Conditions(s.obj), parts[0])
+				if got.Status != parts[1] || got.Reason != parts[2] {
+					t.Fatalf("%s = %s/%s", parts[0], got.Status, got.Reason)
+				}
+			}
+			if (len(s.events) > 0) != c.event {
+				t.Fatalf("events %v, want one: %v", s.events, c.event)
+			}
+			for _, e := range s.events {
+				if strings.Contains(e.msg, "Not Found") {
+					t.Fatal("unexpected message")
+				}
+			}
+		})
+	}
+}
+
+func TestFailEventsOnlyOnChange(t *testing.T) {
+	_, u := testResource(t, nil)
+	r := &Reconciler{Kind: kind(t, "Azimutt"), ResyncPeriod: time.Hour}
+	s := r.newPass(context.Background(), u)
+	_ = s.fail(status.ReasonInvalidSpec, "bad", nil)
+	_ = s.fail(status.ReasonInvalidSpec, "bad", nil)
+	if len(s.events) != 1 {
+		t.Fatalf("events %v: one per change, not per retry", s.events)
+	}
+	res, err := end(s.fail(status.ReasonInvalidSpec, "bad", nil))
+	if err != nil || res.RequeueAfter < time.Hour {
+		t.Fatalf("a terminal failure waits for the resync: %+v %v", res, err)
+	}
+}
+
+func TestChooseMigration(t *testing.T) {
+	addon := &clevercloud.Addon{ID: "addon_1", Region: "par", Plan: clevercloud.Plan{ID: "plan_s"}}
+	failed := &migrationState{Status: clevercloud.MigrationFailed, Generation: 4, Target: "plan plan_m, region par, version 17"}
+	cases := []struct {
+		name    string
+		version string // as the add-on runs
+		want    migrationTarget
+		last    *migrationState
+		paused  bool
+		choice  migrationChoice
+		target  string
+	}{
+		{"all equal", "17", migrationTarget{"plan_s", "par", "17"}, nil, false, migrationNone, ""},
+		{"region case differs only", "17", migrationTarget{"plan_s", "PAR", "17"}, nil, false, migrationNone, ""},
+		{"no version asked keeps the current one", "17", migrationTarget{"plan_s", "par", ""}, nil, false, migrationNone, ""},
+		{"a leading version part is the same version", "8.19.9", migrationTarget{"plan_s", "par", "8"}, nil, false, migrationNone, ""},
+		{"new plan", "17", migrationTarget{"plan_m", "par", "17"}, nil, false, migrationStart, "plan plan_m, region par, version 17"},
+		{"new region", "17", migrationTarget{"plan_s", "rbx", ""}, nil, false, migrationStart, "plan plan_s, region rbx, version 17"},
+		{"new version", "15", migrationTarget{"plan_s", "par", "17"}, nil, false, migrationStart, "plan plan_s, region par, version 17"},
+		{"same target failed for this generation: no retry loop", "17", migrationTarget{"plan_m", "par", "17"}, failed, false, migrationFailed, ""},
+		{"same target, new generation: tried again", "17", migrationTarget{"plan_m", "par", "17"}, &migrationState{Generation: 3, Target: failed.Target}, false, migrationStart, failed.Target},
+		{"paused: waits", "17", migrationTarget{"plan_m", "par", "17"}, nil, true, migrationPaused, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			choice, target := chooseMigration(addon, c.version, c.want, c.last, 4, c.paused)
+			if choice != c.choice {
+				t.Fatalf("choice %d, want %d", choice, c.choice)
+			}
+			if c.target != "" && target.String() != c.target {
+				t.Fatalf("target %q, want %q", target, c.target)
+			}
+		})
+	}
+}
+
+func TestDrift(t *testing.T) {
+	r := &Reconciler{Kind: kind(t, "PostgreSql")}
+	withStatus := func(plan, version, region string) *unstructured.Unstructured {
+		u := obj(map[string]any{"instance": map[string]any{"region": region, "plan": "s"}})
+		if plan != "" {
+			statusPlan.Set(u, plan)
+		}
+		if version != "" {
+			statusVersion.Set(u, version)
+		}
+		return u
+	}
+	a := &clevercloud.Addon{ID: "addon_1", Region: "par", Plan: clevercloud.Plan{ID: "plan_s", Slug: "s"}}
+	addonCases := []struct {
+		name   string
+		u      *unstructured.Unstructured
+		reason string
+	}{
+		{"as applied", withStatus("plan_s", "", "par"), ""},
+		{"no plan recorded yet", withStatus("", "", "par"), ""},
+		{"plan changed outside", withStatus("plan_m", "", "par"), status.ReasonPlanDrift},
+		{"region changed outside", withStatus("plan_s", "", "rbx"), status.ReasonRegionDrift},
+		{"region case only", withStatus("plan_s", "", "PAR"), ""},
+	}
+	for _, c := range addonCases {
+		t.Run("addon/"+c.name, func(t *testing.T) {
+			d := r.addonDrift(c.u, a)
+			if got := driftReason(d); got != c.reason {
+				t.Fatalf("drift %q, want %q", got, c.reason)
+			}
+		})
+	}
+	versionCases := []struct {
+		name     string
+		recorded string
+		env      map[string]string
+		reason   string
+	}{
+		{"nothing recorded", "", map[string]string{"POSTGRESQL_ADDON_VERSION": "16"}, ""},
+		{"same", "17", map[string]string{"POSTGRESQL_ADDON_VERSION": "17"}, ""},
+		{"leading parts", "8", map[string]string{"ES_ADDON_VERSION": "8.19.9"}, ""},
+		{"env shows no version", "17", map[string]string{}, ""},
+		{"changed outside", "17", map[string]string{"POSTGRESQL_ADDON_VERSION": "16"}, status.ReasonVersionDrift},
+	}
+	for _, c := range versionCases {
+		t.Run("version/"+c.name, func(t *testing.T) {
+			if got := driftReason(versionDrift(withStatus("", c.recorded, "par"), c.env)); got != c.reason {
+				t.Fatalf("drift %q, want %q", got, c.reason)
+			}
+		})
+	}
+}
+
+func driftReason(d *drift) string {
+	if d == nil {
+		return ""
+	}
+	return d.reason
+}
+
+func TestReportDrift(t *testing.T) {
+	_, u := testResource(t, nil)
+	r := &Reconciler{Kind: kind(t, "Azimutt")}
+	s := r.newPass(context.Background(), u)
+	s.reportDrift(nil)
+	if len(s.changes) != 0 {
+		t.Fatal("no drift and none recorded: no change")
+	}
+	s.reportDrift(&drift{status.ReasonPlanDrift, "changed"})
+	s.reportDrift(&drift{status.ReasonPlanDrift, "changed"})
+	if len(s.events) != 1 {
+		t.Fatalf("one event per drift seen, got %v", s.events)
+	}
+	s.reportDrift(nil)
+	if _, ok := status.Find(status.Conditions(s.obj), status.TypeDrifted); ok {
+		t.Fatal("Drifted not cleared")
+	}
+}
+
+// TestFindAddon: the binding rules (which add-on a resource uses, and when it may create).
+func TestFindAddon(t *testing.T) {
+	k := kind(t, "Azimutt")
+	named := "kubernetes::Azimutt::uid-1"
+	other := "kubernetes::Azimutt::uid-2"
+	cases := []struct {
+		name    string
+		status  string // status.addon
+		bind    string // spec.addonId
+		first   bool
+		addons  map[string]clevercloud.Addon
+		getErr  error
+		found   string // id used ("" none)
+		adopted bool
+		err     int // expected HTTP status of the error (0 none)
+		calls   string
+	}{
+		{"bound id: read, adopted", "", "addon_b", false, map[string]clevercloud.Addon{"addon_b": {ID: "addon_b"}}, nil, "addon_b", true, 0, "get addon_b"},
+		{"bound id 404: an error, never a creation", "", "addon_b", false, nil, nil, "", false, 404, "get addon_b"},
+		{"recorded id", "addon_1", "", false, map[string]clevercloud.Addon{"addon_1": {ID: "addon_1"}}, nil, "addon_1", false, 0, "get addon_1"},
+		{"recorded id 404 but listed: used", "addon_1", "", false, map[string]clevercloud.Addon{"x": {ID: "addon_1"}}, apiErr(404), "addon_1", false, 0, "get addon_1,list"},
+		{"recorded id 404, bound: an error", "addon_1", "addon_1", false, nil, apiErr(404), "", false, 404, "get addon_1"},
+		{"recorded id 503: an error", "addon_1", "", false, nil, apiErr(503), "", false, 503, "get addon_1"},
+		{"found by name: adopted", "", "", false, map[string]clevercloud.Addon{"addon_n": {ID: "addon_n", Name: &named}}, nil, "addon_n", true, 0, "list"},
+		{"another resource's add-on is not taken", "", "", false, map[string]clevercloud.Addon{"addon_o": {ID: "addon_o", Name: &other}}, nil, "", false, 0, "list"},
+		{"first pass: no list", "", "", true, map[string]clevercloud.Addon{"addon_n": {ID: "addon_n", Name: &named}}, nil, "", false, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := testResource(t, func(u *unstructured.Unstructured) {
+				if c.status != "" {
+					statusAddon.Set(u, c.status)
+				}
+				if c.bind != "" {
+					specAddonID.Set(u, c.bind)
+				}
+			})
+			api := &fakeAPI{addons: c.addons, getErr: c.getErr}
+			r := &Reconciler{Kind: k}
+			s := r.newPass(context.Background(), u)
+			s.api, s.first = api, c.first
+			a, adopted, err := r.findAddon(context.Background(), s)
+			var ae *clevercloud.APIError
+			switch {
+			case c.err != 0 && (!errors.As(err, &ae) || ae.StatusCode != c.err):
+				t.Fatalf("err %v, want HTTP %d", err, c.err)
+			case c.err == 0 && err != nil:
+				t.Fatal(err)
+			}
+			got := ""
+			if a != nil {
+				got = a.ID
+			}
+			if got != c.found || adopted != c.adopted {
+				t.Fatalf("found %q adopted %v, want %q %v", got, adopted, c.found, c.adopted)
+			}
+			if calls := strings.Join(api.calls, ","); calls != c.calls {
+				t.Fatalf("calls %q, want %q", calls, c.calls)
+			}
+		})
+	}
+}
+
+func TestMayCreate(t *testing.T) {
+	cases := []struct {
+		name      string
+		mutate    func(*unstructured.Unstructured)
+		onMissing string
+		reason    string // AddonReady reason ("" may create)
+	}{
+		{"new resource", nil, "", ""},
+		{"ObserveOnly never creates", func(u *unstructured.Unstructured) { specManagementPolicy.Set(u, "ObserveOnly") }, "", status.ReasonAddonNotFound},
+		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { statusAddon.Set(u, "addon_1") }, OnMissingReport, status.ReasonAddonMissing},
+		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { statusAddon.Set(u, "addon_1") }, OnMissingRecreate, ""},
+		{"deleted out of band, annotation says recreate", func(u *unstructured.Unstructured) {
+			statusAddon.Set(u, "addon_1")
+			u.SetAnnotations(map[string]string{AnnotationOnAddonMissing: OnMissingRecreate})
+		}, OnMissingReport, ""},
+		{"paused", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationPaused: "true"}) }, "", status.ReasonPauseRequested},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := testResource(t, c.mutate)
+			r := &Reconciler{Kind: kind(t, "Azimutt"), OnAddonMissing: c.onMissing, ResyncPeriod: time.Hour}
+			s := r.newPass(context.Background(), u)
+			err := r.mayCreate(s)
+			if (err == nil) != (c.reason == "") {
+				t.Fatalf("err %v, want reason %q", err, c.reason)
+			}
+			if c.reason != "" {
+				if a, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady); a.Reason != c.reason {
+					t.Fatalf("AddonReady reason %q, want %q", a.Reason, c.reason)
+				}
+				if res, err := end(err); err != nil || res == (ctrl.Result{}) {
+					t.Fatalf("a refusal waits for the user: %+v %v", res, err)
+				}
+			}
+		})
+	}
+}
+
+func TestPending(t *testing.T) {
+	cellar := kind(t, "Cellar")
+	cases := []struct {
+		name    string
+		keys    []string
+		data    map[string]string
+		revoked map[string]string
+		pending string // substring of the message ("" publishable)
+	}{
+		{"every key published", []string{"A", "B"}, map[string]string{"A": "1", "B": "2"}, nil, ""},
+		{"no keys announced", nil, map[string]string{"A": "1"}, nil, ""},
+		{"one key missing", []string{"A", "B"}, map[string]string{"A": "1"}, nil, "1 of 2 variables"},
+		{"env still shows the revoked key", nil, map[string]string{"CELLAR_ADDON_KEY_ID": "old", "CELLAR_ADDON_KEY_SECRET": "olds"}, map[string]string{"CELLAR_ADDON_KEY_ID": "old", "CELLAR_ADDON_KEY_SECRET": "olds"}, "revoked key"},
+		{"renewed key", nil, map[string]string{"CELLAR_ADDON_KEY_ID": "new", "CELLAR_ADDON_KEY_SECRET": "news"}, map[string]string{"CELLAR_ADDON_KEY_ID": "old", "CELLAR_ADDON_KEY_SECRET": "olds"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := obj(nil)
+			if c.revoked != nil {
+				credRevokedKeyHash.Set(u, revokedKeyHash(cellar, c.revoked))
+			}
+			got := pendingMessage(cellar, u, "addon_1", c.keys, c.data)
+			if (got == "") != (c.pending == "") || !strings.Contains(got, c.pending) {
+				t.Fatalf("pending %q, want %q", got, c.pending)
+			}
+		})
+	}
+	for age, want := range map[time.Duration]time.Duration{0: 2 * time.Second, time.Second: 2 * time.Second, 40 * time.Second: 10 * time.Second, time.Hour: 30 * time.Second} {
+		if got := pendingPoll(age); got != want {
+			t.Errorf("pendingPoll(%s) = %s, want %s", age, got, want)
+		}
+	}
+}
+
+// TestStopPass: the one place a pass's outcome is translated.
+func TestStopPass(t *testing.T) {
+	cause := apiErr(503)
+	cases := []struct {
+		name string
+		err  error
+		res  ctrl.Result
+		want error
+	}{
+		{"went through", nil, ctrl.Result{}, nil},
+		{"stopped with a requeue", stop(ctrl.Result{RequeueAfter: time.Minute}), ctrl.Result{RequeueAfter: time.Minute}, nil},
+		{"stopped for backoff", stopRetry(cause), ctrl.Result{}, cause},
+		{"plain error", cause, ctrl.Result{}, cause},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := end(c.err)
+			if res != c.res || err != c.want {
+				t.Fatalf("end = %+v, %v; want %+v, %v", res, err, c.res, c.want)
+			}
+		})
+	}
+}
+
+func TestMigrationRecordRoundTrip(t *testing.T) {
+	u := obj(nil)
+	if _, found := migrationOf(u); found {
+		t.Fatal("no record")
+	}
+	want := migrationState{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
+	setMigration(u, want)
+	raw, _ := statusMigration.Map(u)
+	if _, has := raw["message"]; has {
+		t.Fatalf("empty fields are left out: %v", raw)
+	}
+	if got, found := migrationOf(u); !found || got != want {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+// TestPublished: the status of a resource whose credentials were just published.
+func TestPublished(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	data := map[string]string{"CELLAR_ADDON_HOST": "cellar.example", "CELLAR_ADDON_KEY_ID": "id"}
+	hash := CredentialsHash(data)
+	cases := []struct {
+		name        string
+		before      func(*unstructured.Unstructured)
+		p           Publication
+		requested   string
+		rolledOut   string // status.credentials.rolledOutHash after
+		binding     string
+		changedAt   bool // lastChangedAt set by this publication
+		handledAt   string
+		configMap   string
+		secretName  string
+		revokedGone bool
+	}{
+		{"first publication is the rollout baseline", nil, Publication{SecretName: "c-secrets"}, "", hash, "", true, "", "", "c-secrets", true},
+		{"new credentials: a rollout is due", func(u *unstructured.Unstructured) {
+			credHash.Set(u, "old")
+			credRolledOutHash.Set(u, "old")
+			credRevokedKeyHash.Set(u, "revoked")
+		}, Publication{SecretName: "c-secrets", BindingName: "c-secrets-binding", ConfigMapName: "c-config"}, "r1", "old", "c-secrets-binding", true, "r1", "c-config", "c-secrets", true},
+		{"same credentials: nothing moves", func(u *unstructured.Unstructured) {
+			credHash.Set(u, hash)
+			credRolledOutHash.Set(u, hash)
+			statusBindingName.Set(u, "gone")
+		}, Publication{Disabled: true}, "", hash, "", false, "", "", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := obj(nil)
+			if c.before != nil {
+				c.before(u)
+			}
+			published(kind(t, "Cellar"), c.p, data, nil, 4, c.requested, now)(u)
+			if got := credRolledOutHash.String(u); got != c.rolledOut {
+				t.Errorf("rolledOutHash %q, want %q", got, c.rolledOut)
+			}
+			if credHash.String(u) != hash || statusObservedGeneration.Int64(u) != 4 {
+				t.Errorf("hash %q observedGeneration %d", credHash.String(u), statusObservedGeneration.Int64(u))
+			}
+			if (credLastChangedAt.String(u) != "") != c.changedAt {
+				t.Errorf("lastChangedAt %q", credLastChangedAt.String(u))
+			}
+			if statusBindingName.String(u) != c.binding || statusConfigMapName.String(u) != c.configMap || statusSecretName.String(u) != c.secretName {
+				t.Errorf("binding %q configMap %q secret %q", statusBindingName.String(u), statusConfigMapName.String(u), statusSecretName.String(u))
+			}
+			if statusLastHandledReconcileAt.String(u) != c.handledAt {
+				t.Errorf("lastHandledReconcileAt %q", statusLastHandledReconcileAt.String(u))
+			}
+			if c.revokedGone && credRevokedKeyHash.String(u) != "" {
+				t.Error("revokedKeyHash kept after a publication")
+			}
+			if statusField("url").String(u) != "cellar.example" {
+				t.Errorf("url %q", statusField("url").String(u))
+			}
+		})
+	}
+}
+
+// TestCreate: plan resolution and the create call, and how each failure is reported.
+func TestCreate(t *testing.T) {
+	catalogue := []clevercloud.Provider{{ID: "azimutt", Plans: []clevercloud.Plan{{ID: "plan_free", Slug: "free", Name: "Free"}}}}
+	cases := []struct {
+		name   string
+		plan   string // spec.instance.plan
+		region string
+		api    *fakeAPI
+		reason string // AddonReady reason ("" created)
+		calls  string
+	}{
+		{"plan slug resolved, add-on created", "free", "par", &fakeAPI{providers: catalogue}, "", "catalogue,create"},
+		{"plan id used as is", "plan_free", "par", &fakeAPI{}, "", "create"},
+		{"no region", "free", "", &fakeAPI{providers: catalogue}, status.ReasonInvalidSpec, ""},
+		{"unknown plan (catalogue read again before saying so)", "huge", "par", &fakeAPI{providers: catalogue}, status.ReasonPlanNotFound, "catalogue,catalogue"},
+		{"catalogue unavailable", "free", "par", &fakeAPI{catErr: apiErr(503)}, status.ReasonAPIUnavailable, "catalogue"},
+		{"create refused (400)", "free", "par", &fakeAPI{providers: catalogue, createErr: apiErr(400)}, status.ReasonInvalidSpec, "catalogue,create"},
+		{"create unanswered (503)", "free", "par", &fakeAPI{providers: catalogue, createErr: apiErr(503)}, status.ReasonAPIUnavailable, "catalogue,create"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := testResource(t, func(u *unstructured.Unstructured) {
+				specPlan.Set(u, c.plan)
+				specRegion.SetOrRemove(u, c.region)
+			})
+			r := &Reconciler{Kind: kind(t, "Azimutt"), Plans: &PlanCache{}, ResyncPeriod: time.Hour}
+			s := r.newPass(context.Background(), u)
+			s.api, s.key = c.api, "k"
+			a, _, err := r.create(context.Background(), s)
+			if calls := strings.Join(c.api.calls, ","); calls != c.calls {
+				t.Fatalf("calls %q, want %q", calls, c.calls)
+			}
+			if c.reason == "" {
+				if err != nil || a == nil || a.Plan.ID != "plan_free" {
+					t.Fatalf("not created: %v %+v", err, a)
+				}
+				if len(s.events) != 1 || s.events[0].reason != EventAddonCreated {
+					t.Fatalf("events %v", s.events)
+				}
+				return
+			}
+			if err == nil || a != nil {
+				t.Fatalf("created anyway: %+v", a)
+			}
+			if got, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady); got.Reason != c.reason {
+				t.Fatalf("AddonReady reason %q (%s), want %q", got.Reason, got.Message, c.reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,207 @@
+package addon
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// pass is the scope of one reconcile pass (Cluster API's scope, CloudNativePG's status
+// transactions): the resource, what the pass learnt, and the status changes and events it
+// decided. Steps change the status only in memory, through set; the pass's one status write
+// happens in commit, at the end.
+type pass struct {
+	r    *Reconciler
+	kind *Kind
+	log  logr.Logger
+
+	// obj is the working copy: every status change is applied to it at once, so later steps
+	// see it. base is the snapshot taken at the start: what commit compares with.
+	obj, base *unstructured.Unstructured
+	// org is spec.organisation; life what the resource asks for (spec and annotations).
+	org  string
+	life lifecycle
+	// first: this pass put the finalizer on the resource (no operator worked on it before).
+	first bool
+
+	// api and key: the Clever Cloud client of the resource's namespace and the key of its
+	// credential set (set by connect).
+	api API
+	key string
+	// info is an operator add-on's v4 answer, read by credentials, recorded by publish.
+	info *clevercloud.OperatorInfo
+
+	// changes are the status changes of the pass, in order; commit applies them again to a
+	// fresh copy when the write conflicts.
+	changes []func(*unstructured.Unstructured)
+	// syncPause: the Paused condition does not match the annotation yet (a write is due even
+	// when nothing else changed).
+	syncPause bool
+	// released: the finalizer was removed; the resource may be gone, nothing more to write.
+	released bool
+	events   []passEvent
+	// writes counts the status writes of the pass (0 or 1; tests and the bench check it).
+	writes int
+}
+
+type passEvent struct{ typ, reason, msg string }
+
+func (r *Reconciler) newPass(ctx context.Context, obj *unstructured.Unstructured) *pass {
+	return &pass{
+		r: r, kind: r.Kind, log: logr.FromContextOrDiscard(ctx),
+		obj: obj, base: obj.DeepCopy(),
+		org: specOrganisation.String(obj), life: lifecycleOf(obj),
+	}
+}
+
+// reset makes live the pass's resource and snapshot (the deletion path reads it live).
+func (s *pass) reset(live *unstructured.Unstructured) {
+	s.obj, s.base = live, live.DeepCopy()
+	s.org, s.life = specOrganisation.String(live), lifecycleOf(live)
+}
+
+func (s *pass) now() time.Time { return s.r.now() }
+
+// set applies a status change to the working copy and records it for commit.
+func (s *pass) set(change func(*unstructured.Unstructured)) {
+	change(s.obj)
+	s.changes = append(s.changes, change)
+}
+
+// condition sets a condition in memory; it reports whether its reason or message changed
+// (the engine records an event on such changes only, never on every retry).
+func (s *pass) condition(t string, cs metav1.ConditionStatus, reason, msg string) (changed bool) {
+	old, _ := status.Find(status.Conditions(s.obj), t)
+	s.set(func(u *unstructured.Unstructured) { setCondition(u, t, cs, reason, msg, s.now()) })
+	return old.Reason != reason || old.Message != msg
+}
+
+// removeCondition drops a condition in memory.
+func (s *pass) removeCondition(t string) {
+	s.set(func(u *unstructured.Unstructured) {
+		if conds, removed := status.Remove(status.Conditions(u), t); removed {
+			status.SetConditions(u, conds)
+		}
+	})
+}
+
+// event queues an event on the resource; they are recorded when the pass ends.
+func (s *pass) event(typ, reason, msg string) {
+	s.events = append(s.events, passEvent{typ, reason, msg})
+}
+
+func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStatus, reason, msg string, now time.Time) {
+	conds, _ := status.Set(status.Conditions(u), status.Condition{Type: t, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: u.GetGeneration()}, now)
+	status.SetConditions(u, conds)
+}
+
+// stopPass ends a pass early: the result to requeue with and, when not nil, the cause the
+// work queue backs off on. Steps return it as their error; end translates it, in one place.
+type stopPass struct {
+	res   ctrl.Result
+	cause error
+}
+
+func (e *stopPass) Error() string {
+	if e.cause != nil {
+		return e.cause.Error()
+	}
+	return "pass stopped"
+}
+
+// stop ends the pass with res.
+func stop(res ctrl.Result) error { return &stopPass{res: res} }
+
+// stopRetry ends the pass and hands cause to the work queue's backoff.
+func stopRetry(cause error) error { return &stopPass{cause: cause} }
+
+// end translates what the pass's steps returned into the work queue's answer.
+func end(err error) (ctrl.Result, error) {
+	var sp *stopPass
+	if errors.As(err, &sp) {
+		return sp.res, sp.cause
+	}
+	return ctrl.Result{}, err
+}
+
+// commit is the pass's one status write. It writes the working copy's status when it differs
+// from the snapshot (with Paused mirrored from the annotation and Ready derived), with the
+// snapshot's resourceVersion as an optimistic lock. On a conflict (the Helm side writes
+// status too) it reads the resource live and applies the pass's changes again, as
+// CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
+func (r *Reconciler) commit(ctx context.Context, s *pass) error {
+	if s.released || (len(s.changes) == 0 && !s.syncPause) {
+		return nil
+	}
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, next := s.base, s.obj.DeepCopy()
+		if !first {
+			cur = r.newObject()
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), cur); err != nil {
+				return err
+			}
+			next = cur.DeepCopy()
+			for _, change := range s.changes {
+				change(next)
+			}
+		}
+		first = false
+		syncPaused(next, r.now())
+		status.ApplyReady(next, r.now())
+		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
+			return nil
+		}
+		if err := r.Client.Status().Update(ctx, next); err != nil {
+			return err
+		}
+		s.writes++
+		s.obj.Object = next.Object
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// flushEvents records the pass's events.
+func (r *Reconciler) flushEvents(s *pass) {
+	for _, e := range s.events {
+		r.Recorder.Event(s.obj, e.typ, e.reason, e.msg)
+	}
+	s.events = nil
+}
+
+// syncPaused mirrors the pause annotation in the Paused condition.
+func syncPaused(u *unstructured.Unstructured, now time.Time) {
+	conds := status.Conditions(u)
+	var changed bool
+	if u.GetAnnotations()[AnnotationPaused] == "true" {
+		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
+			Message: "paused by the annotation " + AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
+	} else {
+		conds, changed = status.Remove(conds, status.TypePaused)
+	}
+	if changed {
+		status.SetConditions(u, conds)
+	}
+}
+
+// pausedChanged says whether the Paused condition does not match the annotation yet.
+func pausedChanged(u *unstructured.Unstructured) bool {
+	_, has := status.Find(status.Conditions(u), status.TypePaused)
+	return has != (u.GetAnnotations()[AnnotationPaused] == "true")
+}

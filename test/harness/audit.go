@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OperatorUser is the Kubernetes user the harness's operators authenticate as (their own
+// client certificate, group system:masters); the drivers use another one.
+const OperatorUser = "clever-operator"
+
+// auditPolicy records, at level Metadata (no bodies: no Secret value reaches the log), every
+// write request of OperatorUser, once (when the response is complete); nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  users: ["` + OperatorUser + `"]
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+`
+
+// configureAudit writes the audit policy and passes it, with the log path, to kube-apiserver.
+func (h *Harness) configureAudit() error {
+	policy := filepath.Join(h.WorkDir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		return err
+	}
+	h.AuditLogPath = filepath.Join(h.WorkDir, "audit.log")
+	if err := os.Remove(h.AuditLogPath); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	h.env.ControlPlane.GetAPIServer().Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", h.AuditLogPath).
+		Set("audit-log-format", "json").
+		Set("audit-log-mode", "blocking").
+		Set("audit-log-maxsize", "0")
+	return nil
+}
+
+// AuditEvent is the part of an audit.k8s.io/v1 Event the harness reads.
+type AuditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+// AuditOffset is the current size of the audit log: events written after it are read with
+// AuditEventsSince.
+func (h *Harness) AuditOffset() (int64, error) {
+	if h.AuditLogPath == "" {
+		return 0, fmt.Errorf("the harness was started without Options.AuditLog")
+	}
+	st, err := os.Stat(h.AuditLogPath)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// AuditEventsSince returns the OperatorUser's write events logged from offset on (complete
+// lines only) and the offset after the last one.
+func (h *Harness) AuditEventsSince(offset int64) ([]AuditEvent, int64, error) {
+	f, err := os.Open(h.AuditLogPath)
+	if os.IsNotExist(err) {
+		return nil, offset, nil
+	}
+	if err != nil {
+		return nil, offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, offset, err
+	}
+	var out []AuditEvent
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			return out, offset, nil // a partial last line is read next time
+		}
+		if err != nil {
+			return out, offset, err
+		}
+		offset += int64(len(line))
+		var e AuditEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return out, offset, fmt.Errorf("audit log: %w", err)
+		}
+		if e.User.Username == OperatorUser && isWrite(e.Verb) {
+			out = append(out, e)
+		}
+	}
+}
+
+func isWrite(verb string) bool {
+	switch strings.ToLower(verb) {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
