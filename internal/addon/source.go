@@ -84,7 +84,12 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	if err := r.Client.Create(ctx, sec); err != nil {
 		return err
 	}
-	s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj)))
+	// An add-on this operator created was announced by AddonCreated, and Ready says when its
+	// credentials are out: one event per new resource. One it bound or found by name says
+	// here where its credentials went.
+	if statusAdopted.Bool(obj) {
+		s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj)))
+	}
 	return nil
 }
 
