@@ -323,7 +323,7 @@ func newCatalog() *catalog {
 	for i := range kindSpecs {
 		ks := &kindSpecs[i]
 		k := &kind{spec: ks, planByID: map[string]*Plan{}}
-		k.provider = Provider{
+		k.provider = Provider{AddonProvider: AddonProvider{
 			ID:             ks.providerID,
 			Name:           ks.name,
 			Website:        ks.website,
@@ -338,8 +338,7 @@ func newCatalog() *catalog {
 			OpenInNewTab:   false,
 			CanUpgrade:     ks.canUpgrade,
 			Regions:        slices.Clone(ks.regions),
-			Plans:          make([]Plan, 0, len(ks.plans)),
-		}
+		}, Plans: make([]Plan, 0, len(ks.plans))}
 		for _, ps := range ks.plans {
 			id := ps.id
 			if id == "" {
@@ -554,12 +553,9 @@ func cloneProvider(pr Provider, withPlans bool) Provider {
 
 // addonProvider is the provider as Addon.provider shows it (no plans, no features).
 func addonProvider(pr Provider) AddonProvider {
-	return AddonProvider{
-		ID: pr.ID, Name: pr.Name, Website: pr.Website, SupportEmail: pr.SupportEmail,
-		GooglePlusName: pr.GooglePlusName, TwitterName: pr.TwitterName, AnalyticsID: pr.AnalyticsID,
-		ShortDesc: pr.ShortDesc, LongDesc: pr.LongDesc, LogoURL: pr.LogoURL, Status: pr.Status,
-		OpenInNewTab: pr.OpenInNewTab, CanUpgrade: pr.CanUpgrade, Regions: nonNil(slices.Clone(pr.Regions)),
-	}
+	out := pr.AddonProvider
+	out.Regions = nonNil(slices.Clone(pr.Regions))
+	return out
 }
 
 func cloneAddon(a Addon) Addon {

@@ -17,21 +17,9 @@ import (
 // "features" (clever-client.js addon-provider-transform.ts
 // transformAddonProviderFull reads both; Rust SDK src/v2/addon.rs Provider).
 type Provider struct {
-	ID             string   `json:"id"`
-	Name           string   `json:"name"`
-	Website        string   `json:"website"`
-	SupportEmail   string   `json:"supportEmail"`
-	GooglePlusName string   `json:"googlePlusName"`
-	TwitterName    string   `json:"twitterName"`
-	AnalyticsID    string   `json:"analyticsId"`
-	ShortDesc      string   `json:"shortDesc"`
-	LongDesc       string   `json:"longDesc"`
-	LogoURL        string   `json:"logoUrl"`
-	Status         string   `json:"status"`
-	OpenInNewTab   bool     `json:"openInNewTab"`
-	CanUpgrade     bool     `json:"canUpgrade"`
-	Regions        []string `json:"regions"`
-	Plans          []Plan   `json:"plans"`
+	// AddonProvider's fields, flattened into the same JSON object.
+	AddonProvider
+	Plans []Plan `json:"plans"`
 	// Features describes the plan features' names and types.
 	Features []ProviderFeatureView `json:"features"`
 }
