@@ -407,6 +407,7 @@ const (
 // manages the add-on's life. All are optional and additive to the Rust
 // operator's schema.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.addonId) || (has(self.addonId) && self.addonId == oldSelf.addonId)",message="spec.addonId cannot be changed or removed once set; create a new resource to bind another add-on"
+// +kubebuilder:validation:XValidation:rule="has(self.credentialsRef) == has(oldSelf.credentialsRef) && (!has(self.credentialsRef) || (self.credentialsRef.name == oldSelf.credentialsRef.name && (has(self.credentialsRef.kind) ? self.credentialsRef.kind : 'CleverCredentials') == (has(oldSelf.credentialsRef.kind) ? oldSelf.credentialsRef.kind : 'CleverCredentials')))",message="spec.credentialsRef is immutable: the add-on belongs to the identity that created it"
 type Lifecycle struct {
 	// AddonID binds this resource to an existing Clever Cloud add-on
 	// (`addon_<uuid>`) in spec.organisation instead of creating one. The
@@ -428,4 +429,28 @@ type Lifecycle struct {
 	// credentials, never create, change or delete it.
 	// +optional
 	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
+
+	// CredentialsRef selects the Clever Cloud credentials this resource uses: a
+	// CleverCredentials of its namespace or a ClusterCleverCredentials that
+	// allows its namespace. Unset: the namespace's override Secret
+	// (`clever-operator`) when there is one, else the ClusterCleverCredentials
+	// `default` (the operator's own credentials). Immutable: the add-on belongs
+	// to the identity that created it.
+	// +optional
+	CredentialsRef *CredentialsRef `json:"credentialsRef,omitempty"`
+}
+
+// CredentialsRef names a CleverCredentials (in the resource's namespace) or a
+// ClusterCleverCredentials.
+type CredentialsRef struct {
+	// Kind is `CleverCredentials` (default) or `ClusterCleverCredentials`.
+	// +optional
+	// +kubebuilder:validation:Enum=CleverCredentials;ClusterCleverCredentials
+	Kind string `json:"kind,omitempty"`
+
+	// Name of the credentials object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }

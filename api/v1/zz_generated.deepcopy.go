@@ -104,7 +104,7 @@ func (in *AzimuttSpec) DeepCopyInto(out *AzimuttSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -217,7 +217,7 @@ func (in *CellarSpec) DeepCopyInto(out *CellarSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -320,7 +320,7 @@ func (in *ConfigProviderSpec) DeepCopyInto(out *ConfigProviderSpec) {
 			(*out)[key] = val
 		}
 	}
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -433,7 +433,7 @@ func (in *ElasticSearchSpec) DeepCopyInto(out *ElasticSearchSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -546,7 +546,7 @@ func (in *KeycloakSpec) DeepCopyInto(out *KeycloakSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -660,7 +660,7 @@ func (in *MatomoSpec) DeepCopyInto(out *MatomoSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -774,7 +774,7 @@ func (in *MetabaseSpec) DeepCopyInto(out *MetabaseSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -888,7 +888,7 @@ func (in *MongoDbSpec) DeepCopyInto(out *MongoDbSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1001,7 +1001,7 @@ func (in *MySqlSpec) DeepCopyInto(out *MySqlSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1114,7 +1114,7 @@ func (in *OtoroshiSpec) DeepCopyInto(out *OtoroshiSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1228,7 +1228,7 @@ func (in *PostgreSqlSpec) DeepCopyInto(out *PostgreSqlSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)
@@ -1341,7 +1341,7 @@ func (in *RedisSpec) DeepCopyInto(out *RedisSpec) {
 	*out = *in
 	out.Options = in.Options
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)

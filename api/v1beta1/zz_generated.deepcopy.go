@@ -88,7 +88,7 @@ func (in *PulsarList) DeepCopyObject() runtime.Object {
 func (in *PulsarSpec) DeepCopyInto(out *PulsarSpec) {
 	*out = *in
 	out.Instance = in.Instance
-	out.Lifecycle = in.Lifecycle
+	in.Lifecycle.DeepCopyInto(&out.Lifecycle)
 	if in.Secret != nil {
 		in, out := &in.Secret, &out.Secret
 		*out = new(shared.SecretSpec)

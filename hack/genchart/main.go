@@ -157,6 +157,7 @@ func run(root string, check bool) error {
 
 type kindInfo struct {
 	Group, Kind, Plural, Singular string
+	Cluster                       bool // cluster-scoped: its roles are not aggregated
 }
 
 func header(root, src string) string {
@@ -178,7 +179,7 @@ func crdTemplate(file, root string) ([]byte, kindInfo, error) {
 	}
 	spec, _ := crd["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
-	k := kindInfo{Group: str(spec["group"]), Kind: str(names["kind"]), Plural: str(names["plural"]), Singular: str(names["singular"])}
+	k := kindInfo{Group: str(spec["group"]), Kind: str(names["kind"]), Plural: str(names["plural"]), Singular: str(names["singular"]), Cluster: str(spec["scope"]) == "Cluster"}
 	if k.Group == "" || k.Kind == "" || k.Plural == "" || k.Singular == "" {
 		return nil, kindInfo{}, fmt.Errorf("%s: spec.group or spec.names.{kind,plural,singular} missing", file)
 	}
@@ -337,7 +338,7 @@ into the built-in edit/admin and view ClusterRoles: whoever may edit (view) a na
 					aggregate = append(aggregate, fmt.Sprintf("    %s: %q\n", l, v))
 				}
 			}
-			if len(aggregate) == 0 {
+			if len(aggregate) == 0 && !k.Cluster {
 				return nil, fmt.Errorf("%s: no %s* label", file, aggregatePrefix)
 			}
 			sort.Strings(aggregate)
