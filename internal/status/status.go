@@ -90,19 +90,39 @@ const (
 	// ReasonDeletionDeferred: Clever Cloud refused the DELETE for now (the add-on is still
 	// being provisioned); it is retried with a growing delay.
 	ReasonDeletionDeferred = "DeletionDeferred"
+
+	// Multi-tenant refusals (docs/security.md): no Clever Cloud call is made.
+	//
+	// ReasonCredentialsNotFound: spec.credentialsRef names no object (or the default
+	// ClusterCleverCredentials was deleted while restricting).
+	ReasonCredentialsNotFound = "CredentialsNotFound"
+	// ReasonCredentialsNotAllowed: the ClusterCleverCredentials does not allow the namespace.
+	ReasonCredentialsNotAllowed = "CredentialsNotAllowed"
+	// ReasonOrganisationNotAllowed: spec.organisation is outside what the credentials allow.
+	ReasonOrganisationNotAllowed = "OrganisationNotAllowed"
+	// ReasonBindingNotAllowed: binding an existing add-on the namespace did not create, without
+	// the credentials allowing it (or with a claim that does not verify).
+	ReasonBindingNotAllowed = "BindingNotAllowed"
+	// ReasonAddonClaimed: the add-on is already bound to another resource (named in the message).
+	ReasonAddonClaimed = "AddonClaimed"
 )
 
 // Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
 var terminal = map[string]bool{
-	ReasonPlanNotFound:          true,
-	ReasonInvalidSpec:           true,
-	ReasonInvalidCredentials:    true,
-	ReasonSecretConflict:        true,
-	ReasonSecretTemplateInvalid: true,
-	ReasonRenderFailed:          true,
-	ReasonAddonNotFound:         true,
-	ReasonAddonMissing:          true,
-	ReasonVersionNotAvailable:   true,
+	ReasonPlanNotFound:           true,
+	ReasonInvalidSpec:            true,
+	ReasonInvalidCredentials:     true,
+	ReasonCredentialsNotFound:    true,
+	ReasonCredentialsNotAllowed:  true,
+	ReasonOrganisationNotAllowed: true,
+	ReasonBindingNotAllowed:      true,
+	ReasonAddonClaimed:           true,
+	ReasonSecretConflict:         true,
+	ReasonSecretTemplateInvalid:  true,
+	ReasonRenderFailed:           true,
+	ReasonAddonNotFound:          true,
+	ReasonAddonMissing:           true,
+	ReasonVersionNotAvailable:    true,
 }
 
 // IsTerminal says whether a reason needs the user to act.

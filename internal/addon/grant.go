@@ -1,0 +1,53 @@
+package addon
+
+import (
+	"errors"
+	"slices"
+)
+
+// Grant is what the credentials a resource resolved to allow it to do (docs/security.md,
+// "Credentials as resources"): which API client to use, in which organisations, and which
+// existing add-ons it may bind although its namespace did not create them. Every Clever Cloud
+// call of a pass goes through a Grant, checked before the first call.
+type Grant struct {
+	API API
+	// Key identifies the credential set (for caches); it reveals nothing about it.
+	Key string
+	// Source names where the credentials came from, for messages: "ClusterCleverCredentials
+	// default", "CleverCredentials team-a/ci", "Secret team-a/clever-operator".
+	Source string
+	// Organisations the resource may act in; empty: any the credentials reach.
+	Organisations []string
+	// BindAny allows binding any add-on of an allowed organisation; BindIDs these add-ons.
+	BindAny bool
+	BindIDs []string
+}
+
+// AllowsOrganisation says whether the grant lets a resource act in org.
+func (g *Grant) AllowsOrganisation(org string) bool {
+	return len(g.Organisations) == 0 || slices.Contains(g.Organisations, org)
+}
+
+// AllowsBinding says whether the grant lets a resource bind add-on id although its namespace
+// did not create it.
+func (g *Grant) AllowsBinding(id string) bool {
+	return g.BindAny || slices.Contains(g.BindIDs, id)
+}
+
+// RefusedError is a credentials resolution that refuses the resource before any Clever Cloud
+// call: Reason is one of status.ReasonCredentialsNotFound, ReasonCredentialsNotAllowed,
+// ReasonInvalidCredentials; Message is for the condition and the Warning event (never a
+// secret value).
+type RefusedError struct {
+	Reason  string
+	Message string
+}
+
+func (e *RefusedError) Error() string { return e.Message }
+
+// AsRefused returns the RefusedError in err's chain, if any.
+func AsRefused(err error) (*RefusedError, bool) {
+	var r *RefusedError
+	ok := errors.As(err, &r)
+	return r, ok
+}
