@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -71,6 +72,7 @@ type flags struct {
 	check                             bool
 	expiryWarning                     time.Duration
 	leaderNS                          string
+	claimKeySecret                    string
 	deletionPolicy                    string
 	onMissing                         string
 	kubeconfig                        string
@@ -101,6 +103,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, for profiling (0 disables them)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
+	fs.StringVar(&f.claimKeySecret, "claim-key-secret", defaultClaimKeySecret(), "namespace/name of the Secret holding the key that signs add-on claims (created when missing; back it up); env "+operator.ClaimKeyEnv+" wins")
 	fs.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's namespace; required outside a cluster)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, $KUBECONFIG, or ~/.kube/config)")
 	fs.StringVar(&f.watchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch (default: all; env WATCH_NAMESPACE)")
@@ -196,7 +199,7 @@ func run(args []string, stdout io.Writer) error {
 		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
-		CredentialsExpiryWarning: warn, Pod: podRef(),
+		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
 	}); err != nil {
 		return err
 	}
@@ -221,6 +224,24 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// defaultClaimKeySecret is clever-operator-claim-key in the operator's namespace (the
+// downward API's POD_NAMESPACE); "" outside a Pod.
+func defaultClaimKeySecret() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns + "/clever-operator-claim-key"
+	}
+	return ""
+}
+
+// claimKeyRef parses namespace/name ("" or a bare name: none).
+func claimKeyRef(v string) types.NamespacedName {
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok {
+		return types.NamespacedName{}
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
 // podRef is the operator's Pod as namespace/name/uid, from the downward API variables

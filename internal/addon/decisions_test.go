@@ -233,32 +233,52 @@ func TestReportDrift(t *testing.T) {
 	}
 }
 
-// TestFindAddon: the binding rules (which add-on a resource uses, and when it may create).
+// TestFindAddon: the binding rules (which add-on a resource uses, when it may bind one it did
+// not create, and when it may create).
 func TestFindAddon(t *testing.T) {
 	k := kind(t, "Azimutt")
+	key := []byte("0123456789abcdef0123456789abcdef")
 	named := "kubernetes::Azimutt::uid-1"
 	other := "kubernetes::Azimutt::uid-2"
+	claim := func(addonID, ns, name string) string { return ClaimValue(key, addonID, ns, "Azimutt", name) }
+	one := func(id string, name *string) map[string]clevercloud.Addon {
+		return map[string]clevercloud.Addon{id: {ID: id, Name: name}}
+	}
 	cases := []struct {
-		name    string
-		status  string // status.addon
-		bind    string // spec.addonId
-		first   bool
-		addons  map[string]clevercloud.Addon
-		getErr  error
-		found   string // id used ("" none)
-		adopted bool
-		err     int // expected HTTP status of the error (0 none)
-		calls   string
+		name     string
+		status   string // status.addon
+		adopted  bool   // status.adopted
+		bind     string // spec.addonId
+		claim    string // the addon-claim annotation
+		grantAny bool   // the credentials allow binding any add-on
+		first    bool
+		addons   map[string]clevercloud.Addon
+		getErr   error
+		found    string // id used ("" none)
+		wantAdpt bool
+		err      int    // expected HTTP status of the error (0 none)
+		reason   string // expected refusal (Ready reason)
+		calls    string
 	}{
-		{"bound id: read, adopted", "", "addon_b", false, map[string]clevercloud.Addon{"addon_b": {ID: "addon_b"}}, nil, "addon_b", true, 0, "get addon_b"},
-		{"bound id 404: an error, never a creation", "", "addon_b", false, nil, nil, "", false, 404, "get addon_b"},
-		{"recorded id", "addon_1", "", false, map[string]clevercloud.Addon{"addon_1": {ID: "addon_1"}}, nil, "addon_1", false, 0, "get addon_1"},
-		{"recorded id 404 but listed: used", "addon_1", "", false, map[string]clevercloud.Addon{"x": {ID: "addon_1"}}, apiErr(404), "addon_1", false, 0, "get addon_1,list"},
-		{"recorded id 404, bound: an error", "addon_1", "addon_1", false, nil, apiErr(404), "", false, 404, "get addon_1"},
-		{"recorded id 503: an error", "addon_1", "", false, nil, apiErr(503), "", false, 503, "get addon_1"},
-		{"found by name: adopted", "", "", false, map[string]clevercloud.Addon{"addon_n": {ID: "addon_n", Name: &named}}, nil, "addon_n", true, 0, "list"},
-		{"another resource's add-on is not taken", "", "", false, map[string]clevercloud.Addon{"addon_o": {ID: "addon_o", Name: &other}}, nil, "", false, 0, "list"},
-		{"first pass: no list", "", "", true, map[string]clevercloud.Addon{"addon_n": {ID: "addon_n", Name: &named}}, nil, "", false, 0, ""},
+		{name: "bound id allowed by the credentials: read, adopted", bind: "addon_b", grantAny: true, addons: one("addon_b", nil), found: "addon_b", wantAdpt: true, calls: "get addon_b"},
+		{name: "bound id without the privilege: refused", bind: "addon_b", addons: one("addon_b", nil), reason: status.ReasonBindingNotAllowed, calls: "get addon_b"},
+		{name: "bound id named after this resource: its own", bind: "addon_n", addons: one("addon_n", &named), found: "addon_n", calls: "get addon_n"},
+		{name: "bound id claimed by a sibling of the namespace: adopted", bind: "addon_s", claim: claim("addon_s", "ns", "sibling"), addons: one("addon_s", nil), found: "addon_s", wantAdpt: true, calls: "get addon_s"},
+		{name: "bound id with a claim copied from another namespace: refused", bind: "addon_s", claim: claim("addon_s", "team-a", "az"), addons: one("addon_s", nil), reason: status.ReasonBindingNotAllowed, calls: "get addon_s"},
+		{name: "bound id 404: an error, never a creation", bind: "addon_b", grantAny: true, err: 404, calls: "get addon_b"},
+		{name: "recorded id", status: "addon_1", addons: one("addon_1", nil), found: "addon_1", calls: "get addon_1"},
+		{name: "recorded adopted id: checked again, refused without the privilege", status: "addon_1", adopted: true, addons: one("addon_1", nil), reason: status.ReasonBindingNotAllowed, calls: "get addon_1"},
+		{name: "recorded adopted id, still allowed", status: "addon_1", adopted: true, grantAny: true, addons: one("addon_1", nil), found: "addon_1", wantAdpt: true, calls: "get addon_1"},
+		{name: "recorded id 404 but listed: used", status: "addon_1", addons: map[string]clevercloud.Addon{"x": {ID: "addon_1"}}, getErr: apiErr(404), found: "addon_1", calls: "get addon_1,list"},
+		{name: "recorded id 404, bound: an error", status: "addon_1", bind: "addon_1", getErr: apiErr(404), err: 404, calls: "get addon_1"},
+		{name: "recorded id 503: an error", status: "addon_1", getErr: apiErr(503), err: 503, calls: "get addon_1"},
+		{name: "restored: its own claim finds its add-on, even on a first pass", first: true, claim: claim("addon_c", "ns", "az"), addons: one("addon_c", nil), found: "addon_c", calls: "get addon_c"},
+		{name: "restored: a claim of another namespace is refused, no call", first: true, claim: claim("addon_c", "team-a", "az"), addons: one("addon_c", nil), reason: status.ReasonBindingNotAllowed},
+		{name: "restored: a forged claim is refused, no call", claim: "v1/addon_c/Azimutt/az/AAAA", addons: one("addon_c", nil), reason: status.ReasonBindingNotAllowed},
+		{name: "restored: the claimed add-on is gone: reported, never recreated", claim: claim("addon_c", "ns", "az"), getErr: apiErr(404), reason: status.ReasonAddonNotFound, calls: "get addon_c"},
+		{name: "found by name: its own, not adopted", addons: one("addon_n", &named), found: "addon_n", calls: "list"},
+		{name: "another resource's add-on is not taken", addons: one("addon_o", &other), calls: "list"},
+		{name: "first pass: no list", first: true, addons: one("addon_n", &named)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -266,17 +286,30 @@ func TestFindAddon(t *testing.T) {
 				if c.status != "" {
 					statusAddon.Set(u, c.status)
 				}
+				if c.adopted {
+					statusAdopted.Set(u, true)
+				}
 				if c.bind != "" {
 					specAddonID.Set(u, c.bind)
 				}
+				if c.claim != "" {
+					u.SetAnnotations(map[string]string{AnnotationAddonClaim: c.claim})
+				}
 			})
 			api := &fakeAPI{addons: c.addons, getErr: c.getErr}
-			r := &Reconciler{Kind: k}
+			r := &Reconciler{Kind: k, ClaimKey: key}
 			s := r.newPass(context.Background(), u)
 			s.api, s.first = api, c.first
+			s.grant = &Grant{Source: "test credentials", BindAny: c.grantAny}
 			a, adopted, err := r.findAddon(context.Background(), s)
 			var ae *clevercloud.APIError
+			var sp *stopPass
 			switch {
+			case c.reason != "":
+				cond, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
+				if !errors.As(err, &sp) || cond.Reason != c.reason {
+					t.Fatalf("err %v, Ready reason %q, want a refusal %s", err, cond.Reason, c.reason)
+				}
 			case c.err != 0 && (!errors.As(err, &ae) || ae.StatusCode != c.err):
 				t.Fatalf("err %v, want HTTP %d", err, c.err)
 			case c.err == 0 && err != nil:
@@ -286,8 +319,8 @@ func TestFindAddon(t *testing.T) {
 			if a != nil {
 				got = a.ID
 			}
-			if got != c.found || adopted != c.adopted {
-				t.Fatalf("found %q adopted %v, want %q %v", got, adopted, c.found, c.adopted)
+			if got != c.found || adopted != c.wantAdpt {
+				t.Fatalf("found %q adopted %v, want %q %v", got, adopted, c.found, c.wantAdpt)
 			}
 			if calls := strings.Join(api.calls, ","); calls != c.calls {
 				t.Fatalf("calls %q, want %q", calls, c.calls)

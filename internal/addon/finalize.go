@@ -56,6 +56,14 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 	if err != nil {
 		return s.failDelete(fmt.Sprintf("cannot delete the add-on: no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
 	}
+	if addonID != "" && statusAdopted.Bool(obj) && !r.bindingStillAllowed(s, addonID) {
+		// deletionPolicy Delete on an add-on this resource bound but did not create, and
+		// neither a claim of its namespace nor its credentials allow binding it (any more):
+		// a resource never deletes an add-on it could not have bound.
+		s.event(corev1.EventTypeWarning, EventAddonOrphaned, fmt.Sprintf(
+			"Add-on %s in organisation %s was bound, not created, by this resource and binding it is not allowed for namespace %s: it is kept at Clever Cloud despite deletionPolicy Delete", addonID, org, obj.GetNamespace()))
+		return r.release(ctx, s)
+	}
 	if addonID == "" && ValidOwnerID(org) {
 		// Never recorded (crash after create, or created by another operator): look it up by
 		// name so a paid add-on is not leaked silently. Only a list Clever Cloud answered

@@ -71,14 +71,18 @@ func (r *Reconciler) resyncPeriod(obj *unstructured.Unstructured) time.Duration 
 }
 
 // deletionPolicy decides what deleting the resource does to the add-on: ObserveOnly always
-// orphans; then the resource's spec.deletionPolicy, the namespace's annotation, the
-// operator's default.
+// orphans; then the resource's spec.deletionPolicy; an add-on it bound but did not create is
+// orphaned; then the namespace's annotation, the operator's default.
 func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstructured, l lifecycle) string {
 	if l.observeOnly {
 		return DeletionPolicyOrphan
 	}
 	if l.deletion == DeletionPolicyDelete || l.deletion == DeletionPolicyOrphan {
 		return l.deletion
+	}
+	if statusAdopted.Bool(obj) {
+		// Bound to an add-on this resource did not create: kept unless it says Delete.
+		return DeletionPolicyOrphan
 	}
 	ns := &corev1.Namespace{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: obj.GetNamespace()}, ns); err == nil {

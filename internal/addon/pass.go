@@ -40,6 +40,8 @@ type pass struct {
 	// credential set (set by connect).
 	api API
 	key string
+	// grant is what the resolved credentials allow (set by connect).
+	grant *Grant
 	// info is an operator add-on's v4 answer, read by credentials, recorded by publish.
 	info *clevercloud.OperatorInfo
 

@@ -53,6 +53,9 @@ type Reconciler struct {
 	Recorder    record.EventRecorder
 	Credentials Credentials
 	Plans       *PlanCache
+	// ClaimKey signs and verifies the addon-claim annotations (binding.go); nil: no claims
+	// are written and none verifies.
+	ClaimKey []byte
 	// ResyncPeriod is how often a Ready resource is read again at Clever Cloud (one call).
 	ResyncPeriod time.Duration
 	// Selector, when set, limits the engine to the resources it matches (the watches.yaml
@@ -103,6 +106,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Plans == nil {
 		r.Plans = &PlanCache{}
+	}
+	// Who is bound to which add-on (a second claimant is refused, binding.go).
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.newObject(), IndexStatusAddon, indexStatusAddon); err != nil {
+		return fmt.Errorf("indexing %s by %s: %w", r.Kind.GVK.Kind, IndexStatusAddon, err)
 	}
 	sourceSecrets := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[LabelRole] == RoleSource && o.GetLabels()[LabelKind] == r.Kind.Lower()
@@ -412,6 +419,10 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	sentVersion := ""
 	addon, adopted, err := r.findAddon(ctx, s)
 	if err != nil {
+		var sp *stopPass
+		if errors.As(err, &sp) {
+			return err // a refusal already reported (BindingNotAllowed, AddonClaimed, ...)
+		}
 		if clevercloud.IsNotFound(err) && l.bindID != "" {
 			return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, AnnotationAddonID, s.org), nil)
 		}
@@ -427,6 +438,11 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		created = true
 	}
 	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && r.Kind.Operator == "", sentVersion))
+	if !adopted {
+		if err := r.ensureClaim(ctx, s, addon.ID); err != nil {
+			return err
+		}
+	}
 	if !created && r.Kind.Migrations && !l.observeOnly {
 		if err := r.migrate(ctx, s, addon); err != nil {
 			return err
@@ -459,6 +475,8 @@ func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, with
 	return func(u *unstructured.Unstructured) {
 		if adopted {
 			statusAdopted.Set(u, true)
+		} else {
+			statusAdopted.Remove(u)
 		}
 		statusAddon.Set(u, id)
 		statusPlan.Set(u, plan)
@@ -681,16 +699,39 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 		if err != nil {
 			return nil, false, err
 		}
-		s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to existing add-on %s; it was not created by this resource", a.ID))
-		return a, true, nil
+		adopted, err := r.mayBind(ctx, s, a)
+		if err != nil {
+			return nil, false, err
+		}
+		if adopted {
+			s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to existing add-on %s; it was not created by this resource", a.ID))
+		}
+		return a, adopted, nil
 	}
 	if id != "" {
 		a, err := api.GetAddon(ctx, org, id)
 		if err == nil {
+			if wasAdopted {
+				// Recorded by an earlier pass: the binding is checked again (the credentials'
+				// binding policy may have changed, or it was recorded before it existed).
+				if wasAdopted, err = r.mayBind(ctx, s, a); err != nil {
+					return nil, false, err
+				}
+			} else if holder, err := r.boundElsewhere(ctx, obj, a.ID); err != nil {
+				return nil, false, err
+			} else if holder != "" {
+				return nil, false, s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is also recorded by %s %s, which is older and keeps it", a.ID, r.Kind.GVK.Kind, holder), nil)
+			}
 			return a, wasAdopted, nil
 		}
 		if !clevercloud.IsNotFound(err) || l.bindID != "" {
 			return nil, false, err
+		}
+	}
+	if id == "" {
+		// Restore from backup: no status, but the operator's signed claim names the add-on.
+		if a, adopted, found, err := r.claimedAddon(ctx, s); found || err != nil {
+			return a, adopted, err
 		}
 	}
 	if id == "" && s.first {
@@ -712,8 +753,10 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 	}
 	for i := range list {
 		if list[i].AddonName() == name {
+			// Named after this resource's UID: this resource created it (a pass that crashed
+			// before recording it, or the Rust operator); not adopted.
 			s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Found existing add-on %s named %s; using it", list[i].ID, name))
-			return &list[i], true, nil
+			return &list[i], false, nil
 		}
 	}
 	return nil, false, nil

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -56,6 +57,11 @@ type Options struct {
 	Pod        string
 	Registerer prometheus.Registerer
 	Log        logr.Logger
+	// ClaimKey signs the addon-claim annotations (proof that a namespace created an add-on);
+	// nil: LoadClaimKey's order (env CLEVER_OPERATOR_CLAIM_KEY, then ClaimKeySecret,
+	// created when missing, else a key for this process only).
+	ClaimKey       []byte
+	ClaimKeySecret types.NamespacedName
 }
 
 // NewScheme returns the scheme the manager needs: the built-in types. Custom resources are
@@ -123,6 +129,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return NewAPIClient(c, ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
 		},
 	}
+	claimKey := o.ClaimKey
+	if len(claimKey) == 0 {
+		if claimKey, err = LoadClaimKey(context.Background(), mgr, o.ClaimKeySecret, o.Log); err != nil {
+			return err
+		}
+	}
 	plans := &addon.PlanCache{}
 	var watched []addon.Kind
 	for _, w := range o.Watches {
@@ -154,7 +166,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, Metrics: engineMetrics,
-			Log: o.Log.WithName("addon"),
+			Log: o.Log.WithName("addon"), ClaimKey: claimKey,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)

@@ -1,0 +1,246 @@
+package addon
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Binding an existing add-on is a privilege (docs/security.md, "Binding an existing add-on").
+// A resource may use an add-on it did not create in this very pass only when
+//
+//   - the add-on is named after this resource's UID (kubernetes::<Kind>::<uid>): this resource
+//     created it (an earlier pass that crashed, or the Rust operator) — a UID is assigned by
+//     the API server, so nobody can forge it; or
+//   - the resource carries a claim (annotation api.clever-cloud.com/addon-claim) that the
+//     operator signed, with a key only it holds, for this add-on and this namespace: the
+//     operator writes it on every resource whose add-on it created, so a resource restored
+//     from backup (new UID, no status) finds its add-on again, and so does any resource of
+//     the namespace that copies it; a copy in another namespace does not verify; or
+//   - the credentials in use allow binding it (spec.binding of the credentials object: any
+//     add-on, or a list of ids), which only whoever controls those credentials can grant;
+//
+// and no other resource of the kind is bound to it already (status.addon). The organisation
+// check comes before (connect). A bound add-on the resource did not create is "adopted": its
+// deletion defaults to Orphan.
+
+// AnnotationAddonClaim is the operator's signed record that the add-on it names was created by
+// a resource of this namespace: "v1/<addon id>/<Kind>/<name>/<base64url HMAC-SHA256>".
+const AnnotationAddonClaim = Group + "/addon-claim"
+
+const claimVersion = "v1"
+
+// IndexStatusAddon is the cache index of resources by status.addon (one per kind).
+const IndexStatusAddon = "status.addon"
+
+// claim is a parsed addon-claim annotation.
+type claim struct {
+	addonID, kind, name string
+	valid               bool // signed by the operator's key for the resource's namespace
+}
+
+// claimMAC signs (add-on, namespace, kind, name) with the operator's claim key.
+func claimMAC(key []byte, addonID, namespace, kind, name string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("clever-operator addon-claim " + claimVersion))
+	for _, f := range []string{addonID, namespace, kind, name} {
+		m.Write([]byte{0})
+		m.Write([]byte(f))
+	}
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// ClaimValue is the annotation value the operator writes for add-on addonID created by the
+// resource kind/name in namespace.
+func ClaimValue(key []byte, addonID, namespace, kind, name string) string {
+	return strings.Join([]string{claimVersion, addonID, kind, name, claimMAC(key, addonID, namespace, kind, name)}, "/")
+}
+
+// parseClaim reads obj's addon-claim annotation; nil when there is none.
+func (r *Reconciler) parseClaim(obj *unstructured.Unstructured) *claim {
+	v, ok := obj.GetAnnotations()[AnnotationAddonClaim]
+	if !ok {
+		return nil
+	}
+	parts := strings.Split(v, "/")
+	if len(parts) != 5 || parts[0] != claimVersion || parts[1] == "" {
+		return &claim{}
+	}
+	c := &claim{addonID: parts[1], kind: parts[2], name: parts[3]}
+	if len(r.ClaimKey) > 0 {
+		want := claimMAC(r.ClaimKey, c.addonID, obj.GetNamespace(), c.kind, c.name)
+		c.valid = hmac.Equal([]byte(want), []byte(parts[4]))
+	}
+	return c
+}
+
+// own says whether the claim proves that this very resource (kind and name, in its
+// namespace) created the add-on.
+func (c *claim) own(k *Kind, obj *unstructured.Unstructured) bool {
+	return c != nil && c.valid && c.kind == k.GVK.Kind && c.name == obj.GetName()
+}
+
+// mayBind decides whether the pass may use add-on a, which it finds bound by id (spec.addonId,
+// the addon-id annotation or the claim annotation) rather than created. adopted reports that
+// this resource did not create it. A refusal ends the pass (BindingNotAllowed, AddonClaimed).
+func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon) (adopted bool, err error) {
+	obj := s.obj
+	if a.Provider.ID != "" && r.Kind.ProviderID != "" && a.Provider.ID != r.Kind.ProviderID {
+		return false, s.fail(status.ReasonInvalidSpec, fmt.Sprintf("add-on %s is a %s add-on, not a %s one: it cannot be bound by a %s", a.ID, a.Provider.ID, r.Kind.ProviderID, r.Kind.GVK.Kind), nil)
+	}
+	c := r.parseClaim(obj)
+	switch {
+	case a.AddonName() == r.Kind.AddonName(string(obj.GetUID())):
+		adopted = false // named after this resource's UID: it created it
+	case c != nil && c.valid && c.addonID == a.ID:
+		adopted = !c.own(r.Kind, obj) // created by this resource, or another of its namespace
+	case s.grant != nil && s.grant.AllowsBinding(a.ID):
+		adopted = true
+	default:
+		src := "the operator's credentials"
+		if s.grant != nil && s.grant.Source != "" {
+			src = s.grant.Source
+		}
+		return false, s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
+			"add-on %s in organisation %s was not created from namespace %s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object)",
+			a.ID, s.org, obj.GetNamespace(), src), nil)
+	}
+	if holder, err := r.boundElsewhere(ctx, obj, a.ID); err != nil {
+		return false, err
+	} else if holder != "" {
+		return false, s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is already bound to %s %s; one add-on is never shared by two resources", a.ID, r.Kind.GVK.Kind, holder), nil)
+	}
+	return adopted, nil
+}
+
+// boundElsewhere names (namespace/name) another live resource of the kind whose status
+// records addonID; "" when there is none. Of two resources that recorded it in a race, the
+// older keeps it.
+func (r *Reconciler) boundElsewhere(ctx context.Context, obj *unstructured.Unstructured, addonID string) (string, error) {
+	if r.Client == nil {
+		return "", nil // unit tests of the decisions: no other resource exists
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(r.Kind.GVK.GroupVersion().WithKind(r.Kind.GVK.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.MatchingFields{IndexStatusAddon: addonID}); err != nil {
+		// No index (a client without it): the whole kind, filtered here.
+		if err := r.Client.List(ctx, list); err != nil {
+			return "", err
+		}
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if o.GetUID() == obj.GetUID() || statusAddon.String(o) != addonID || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if statusAddon.String(obj) == addonID && olderThan(obj, o) {
+			continue // both recorded it: this one is older and keeps it
+		}
+		return o.GetNamespace() + "/" + o.GetName(), nil
+	}
+	return "", nil
+}
+
+func olderThan(a, b *unstructured.Unstructured) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+}
+
+// indexStatusAddon is the index function of IndexStatusAddon.
+func indexStatusAddon(o client.Object) []string {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	if id := statusAddon.String(u); id != "" {
+		return []string{id}
+	}
+	return nil
+}
+
+// ensureClaim writes the signed claim of add-on addonID on the resource that created it (one
+// metadata patch, only when the annotation is missing or does not verify, e.g. after the key
+// changed), so that a restore from backup finds the add-on again.
+func (r *Reconciler) ensureClaim(ctx context.Context, s *pass, addonID string) error {
+	if len(r.ClaimKey) == 0 {
+		return nil
+	}
+	obj := s.obj
+	if c := r.parseClaim(obj); c != nil && c.own(r.Kind, obj) && c.addonID == addonID {
+		return nil
+	}
+	v := ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations":     map[string]string{AnnotationAddonClaim: v},
+		"resourceVersion": obj.GetResourceVersion(),
+	}})
+	target := r.newObject()
+	target.SetNamespace(obj.GetNamespace())
+	target.SetName(obj.GetName())
+	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		// The next pass tries again (a conflict means the resource changed meanwhile).
+		s.log.V(1).Info("writing the add-on claim failed; retried on the next pass", "error", err.Error())
+		return nil
+	}
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationAddonClaim] = v
+	obj.SetAnnotations(ann)
+	obj.SetResourceVersion(target.GetResourceVersion())
+	s.life = lifecycleOf(obj)
+	return nil
+}
+
+// claimedAddon is the restore path: a resource with no recorded add-on and no addonId whose
+// claim annotation names one. A claim that does not verify is refused (never a new add-on in
+// its place: the user removes the annotation to get one); a valid one is bound as by id.
+func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Addon, bool, bool, error) {
+	c := r.parseClaim(s.obj)
+	if c == nil {
+		return nil, false, false, nil
+	}
+	if !c.valid {
+		return nil, false, true, s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
+			"annotation %s does not verify for namespace %s (copied from another namespace, or signed with another operator key); remove it to create a new add-on", AnnotationAddonClaim, s.obj.GetNamespace()), nil)
+	}
+	a, err := s.api.GetAddon(ctx, s.org, c.addonID)
+	if err != nil {
+		if clevercloud.IsNotFound(err) {
+			return nil, false, true, s.fail(status.ReasonAddonNotFound, fmt.Sprintf(
+				"add-on %s, named by annotation %s, does not exist in organisation %s; remove the annotation to create a new add-on", c.addonID, AnnotationAddonClaim, s.org), nil)
+		}
+		return nil, false, true, err
+	}
+	adopted, err := r.mayBind(ctx, s, a)
+	if err != nil {
+		return nil, false, true, err
+	}
+	s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, AnnotationAddonClaim))
+	return a, adopted, true, nil
+}
+
+// bindingStillAllowed says whether deleting an adopted add-on (explicit deletionPolicy
+// Delete) is allowed: the claim or the credentials still grant it.
+func (r *Reconciler) bindingStillAllowed(s *pass, addonID string) bool {
+	if c := r.parseClaim(s.obj); c != nil && c.valid && c.addonID == addonID {
+		return true
+	}
+	return s.grant != nil && s.grant.AllowsBinding(addonID)
+}
