@@ -48,6 +48,7 @@ var _ = Describe("adoption and observe-only", func() {
 		calls := suite.CountCalls(ns)
 		cr := suite.Sample("api_v1_postgresql.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
+		allowBinding(cr, pre.ID)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		cur := suite.Get(cr)
@@ -63,10 +64,12 @@ var _ = Describe("adoption and observe-only", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("spec.addonId cannot be changed"))
 
-		// Default policy Delete: deleting the resource deletes the adopted add-on.
+		// A bound add-on this resource did not create is orphaned by default.
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(pre.ID)).To(BeFalse())
+		Expect(addonExists(pre.ID)).To(BeTrue())
+		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Expect(calls.Matching("DELETE")).To(BeZero())
 	})
 
 	It("binds by the api.clever-cloud.com/addon-id annotation too", func() {
@@ -74,6 +77,7 @@ var _ = Describe("adoption and observe-only", func() {
 		pre := preexisting(ns, "redis-addon", "s_mono")
 		cr := suite.Sample("api_v1_redis.yaml", ns)
 		cr.SetAnnotations(map[string]string{"api.clever-cloud.com/addon-id": pre.ID})
+		allowBinding(cr, pre.ID)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		Expect(kube.StatusString(suite.Get(cr), "addon")).To(Equal(pre.ID))
@@ -98,6 +102,7 @@ var _ = Describe("adoption and observe-only", func() {
 		cr := suite.Sample("api_v1_configprovider.yaml", ns)
 		Expect(unstructured.SetNestedField(cr.Object, pre.ID, "spec", "addonId")).To(Succeed())
 		Expect(unstructured.SetNestedField(cr.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
+		allowBinding(cr, pre.ID)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "config-provider-secrets")) }).Should(Equal(map[string]string{"REMOTE": "kept"}))
