@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
@@ -82,6 +83,8 @@ type flags struct {
 	workers                           int
 	apiRate                           float64
 	api                               config.APIConfig
+	// installAdmissionPolicy: --install-admission-policy (internal/admission).
+	installAdmissionPolicy bool
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
@@ -129,6 +132,9 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.api.TokenExpiration, config.FlagTokenExpiration, "", "when the token expires (RFC 3339 or YYYY-MM-DD), for the expiry warning (env CLEVER_OPERATOR_API_TOKEN_EXPIRATION)")
 	fs.StringVar(&f.cleverToolsFile, config.FlagCleverToolsConfig, "", "clever-tools login file (clever-tools.json) to take the credentials from (env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG; default: "+strings.Join(config.DefaultCleverToolsPaths, ", ")+" when it exists)")
 	fs.DurationVar(&f.expiryWarning, "credentials-expiry-warning", operator.DefaultCredentialsExpiryWarning, "warn (Warning events, log) this long before known credentials expire; 0 or less: never")
+	// The credentials ValidatingAdmissionPolicy, installed by the operator itself (for OLM,
+	// whose bundles cannot ship one).
+	fs.BoolVar(&f.installAdmissionPolicy, "install-admission-policy", false, "create (and keep) the ValidatingAdmissionPolicy "+admission.PolicyName+" and its binding, which refuse at admission resources whose ClusterCleverCredentials do not allow their namespace or organisation (the OLM bundle sets it; kustomize and the chart install the policy themselves)")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
 	return f, zopts, fs
@@ -202,6 +208,12 @@ func run(args []string, stdout io.Writer) error {
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
 	}); err != nil {
 		return err
+	}
+	// --install-admission-policy: the credentials ValidatingAdmissionPolicy (internal/admission).
+	if f.installAdmissionPolicy {
+		if err := admission.AddToManager(mgr); err != nil {
+			return fmt.Errorf("--install-admission-policy: %w", err)
+		}
 	}
 	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", cfg.API.RequestEndpoint(), "credentials", cfg.API.Mode(),
 		"sources", strings.Join(cfg.Sources, ", "))

@@ -630,7 +630,7 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 		Expect(applied).To(Equal(map[string]int{
 			"ServiceAccount": 1, "Secret": 1, "ClusterRole": 1 + 2*14, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 			"Service": 1, "Deployment": 1, "NetworkPolicy": 1, "PodDisruptionBudget": 1,
-			"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2, // deletion protection, credentials
 		}))
 
 		// Dry run: nothing was stored.
