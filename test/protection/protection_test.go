@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -345,10 +346,12 @@ var _ = Describe("the Helm chart (dist/chart)", func() {
 		Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, stderr.String())
 		return kube.Decode(out)
 	}
+	// ofKind returns the objects of kind, only those of deletion protection for admission
+	// policies (the chart has others: config/credentials-policy's, tested in test/credentialspolicy).
 	ofKind := func(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
 		var out []*unstructured.Unstructured
 		for _, o := range objs {
-			if o.GetKind() == kind {
+			if o.GetKind() == kind && (!strings.HasPrefix(kind, "ValidatingAdmissionPolicy") || strings.HasSuffix(o.GetName(), "-deletion-protection")) {
 				out = append(out, o)
 			}
 		}
