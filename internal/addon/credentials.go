@@ -144,7 +144,9 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 	if g == nil {
 		// No default object: the operator's credentials, allowing everything.
 		base = r.Global
-		g = &Grant{Source: "the operator's credentials (no ClusterCleverCredentials " + r.defaultLabel() + ")", BindAny: true}
+		if g, err = r.grant(base, "the operator's credentials (no ClusterCleverCredentials "+r.defaultLabel()+")", nil, v1alpha1.BindingPolicy{Any: true}); err != nil {
+			return nil, err
+		}
 	}
 	if !found {
 		return g, nil
