@@ -29,6 +29,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
@@ -42,7 +43,10 @@ import (
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials;clusterclevercredentials,verbs=get;list;watch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials,verbs=create
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status;clusterclevercredentials/status,verbs=get;update;patch
 
 // version is set at build time (-ldflags -X main.version=...).
 var version = "dev"
@@ -83,6 +87,9 @@ type flags struct {
 	workers                           int
 	apiRate                           float64
 	api                               config.APIConfig
+	defaultCredentials                string
+	createDefaultCredentials          bool
+	credentialsCheckPeriod            time.Duration
 	// installAdmissionPolicy: --install-admission-policy (internal/admission).
 	installAdmissionPolicy bool
 }
@@ -132,6 +139,9 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.api.TokenExpiration, config.FlagTokenExpiration, "", "when the token expires (RFC 3339 or YYYY-MM-DD), for the expiry warning (env CLEVER_OPERATOR_API_TOKEN_EXPIRATION)")
 	fs.StringVar(&f.cleverToolsFile, config.FlagCleverToolsConfig, "", "clever-tools login file (clever-tools.json) to take the credentials from (env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG; default: "+strings.Join(config.DefaultCleverToolsPaths, ", ")+" when it exists)")
 	fs.DurationVar(&f.expiryWarning, "credentials-expiry-warning", operator.DefaultCredentialsExpiryWarning, "warn (Warning events, log) this long before known credentials expire; 0 or less: never")
+	fs.StringVar(&f.defaultCredentials, "default-credentials", addon.DefaultCredentialsName, "ClusterCleverCredentials of the resources that name none and whose namespace has no override Secret (\"\": none, the operator's credentials allowed everywhere)")
+	fs.BoolVar(&f.createDefaultCredentials, "create-default-credentials", true, "create the --default-credentials ClusterCleverCredentials at start-up when it is absent (every namespace, any organisation)")
+	fs.DurationVar(&f.credentialsCheckPeriod, "credentials-check-period", credentials.DefaultCheckPeriod, "how often CleverCredentials and ClusterCleverCredentials are checked at Clever Cloud (GET /v2/self)")
 	// The credentials ValidatingAdmissionPolicy, installed by the operator itself (for OLM,
 	// whose bundles cannot ship one).
 	fs.BoolVar(&f.installAdmissionPolicy, "install-admission-policy", false, "create (and keep) the ValidatingAdmissionPolicy "+admission.PolicyName+" and its binding, which refuse at admission resources whose ClusterCleverCredentials do not allow their namespace or organisation (the OLM bundle sets it; kustomize and the chart install the policy themselves)")
@@ -206,6 +216,8 @@ func run(args []string, stdout io.Writer) error {
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
+		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
+		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,
 	}); err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func configKinds() []kind {
 		Expect(yaml.Unmarshal(raw, crd)).To(Succeed())
 		kinds = append(kinds, kind{file: f, name: crd.Name, plural: crd.Spec.Names.Plural, singular: crd.Spec.Names.Singular})
 	}
-	Expect(kinds).To(HaveLen(14), "config/crd/bases should hold the 14 CRDs")
+	Expect(kinds).To(HaveLen(16), "config/crd/bases should hold the 16 CRDs (14 add-on kinds, 2 credentials kinds)")
 	return kinds
 }
 
@@ -245,9 +245,9 @@ var _ = Describe("helm template", func() {
 			objs = kube.Decode([]byte(manifest))
 		})
 
-		It("renders the 14 CRDs of config/crd/bases unchanged, annotated keep", func() {
+		It("renders the 16 CRDs of config/crd/bases unchanged, annotated keep", func() {
 			crds := find(objs, "CustomResourceDefinition")
-			Expect(crds).To(HaveLen(14))
+			Expect(crds).To(HaveLen(16))
 			for _, k := range configKinds() {
 				raw, err := os.ReadFile(k.file)
 				Expect(err).NotTo(HaveOccurred())
@@ -543,7 +543,7 @@ var _ = Describe("helm template", func() {
 		Expect(find(objs, "CustomResourceDefinition")).To(BeEmpty())
 		objs = kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.keep=false")))
 		crds := find(objs, "CustomResourceDefinition")
-		Expect(crds).To(HaveLen(14))
+		Expect(crds).To(HaveLen(16))
 		for _, c := range crds {
 			Expect(c.GetAnnotations()).NotTo(HaveKey("helm.sh/resource-policy"))
 		}
@@ -595,7 +595,7 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 	BeforeAll(func() {
 		objs = kube.Decode([]byte(mustTemplate(fullArgs()...)))
 		crds = find(objs, "CustomResourceDefinition")
-		Expect(crds).To(HaveLen(14))
+		Expect(crds).To(HaveLen(16))
 	})
 
 	It("creates the chart's 14 CRDs for real", func() {

@@ -90,7 +90,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 				n++
 			}
 		}
-		Expect(n).To(Equal(14))
+		Expect(n).To(Equal(16), "the 14 add-on kinds and the 2 credentials kinds")
 		// Wait until the new types are served.
 		Eventually(func() error {
 			l := &unstructured.UnstructuredList{}

@@ -119,7 +119,7 @@ func TestPerKindRolesNeverGrantSecrets(t *testing.T) {
 			}
 		}
 	}
-	if n != 28 {
-		t.Fatalf("found %d per-kind roles, want 28 (an editor and a viewer for each of the 14 kinds)", n)
+	if n != 32 {
+		t.Fatalf("found %d per-kind roles, want 32 (an editor and a viewer for each of the 14 add-on kinds and the 2 credentials kinds)", n)
 	}
 }
