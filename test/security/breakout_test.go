@@ -188,6 +188,26 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		expectTeamAIntact(db, id, orgA)
 	})
 
+	It("cannot take team-a's bound add-on with a Clever Cloud identity of its own either (override Secret): refused naming the first claimant", func() {
+		w := newWorld()
+		db, id, values := teamAPostgres(w)
+		orgA := calls(w.orgA)
+		// team-b's own identity (which, here, reaches team-a's organisation): equivalent to a
+		// CleverCredentials of team-b allowing any organisation and any binding.
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "clever-operator", Namespace: w.teamB},
+			StringData: map[string]string{"config": fmt.Sprintf("[api]\nconsumer-key = %q\nconsumer-secret = %q\ntoken = %q\nsecret = %q\n",
+				tenantCreds.ConsumerKey, tenantCreds.ConsumerSecret, tenantCreds.Token, tenantCreds.Secret)}})).To(Succeed())
+
+		second := sample("api_v1_postgresql.yaml", w.teamB, "second", w.orgA)
+		Expect(unstructured.SetNestedField(second.Object, id, "spec", "addonId")).To(Succeed())
+		create(second)
+		Expect(expectRefused(second, status.ReasonAddonClaimed)).To(ContainSubstring(w.teamA + "/db"))
+		expectUntouched(orgA, "team-a's organisation")
+		expectNoneOf(w.teamB, values)
+		deleteAll(second)
+		expectTeamAIntact(db, id, orgA)
+	})
+
 	DescribeTable("cannot send the operator's identity to another endpoint with an override Secret holding partial credentials",
 		func(inTeamA bool, config, reason string) {
 			w := newWorld()

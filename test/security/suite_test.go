@@ -48,6 +48,10 @@ func TestSecurity(t *testing.T) {
 // The operator's credentials (long enough for the leak check).
 var creds = fakeapi.Credential{ConsumerKey: "ck-security", ConsumerSecret: "cs-security-7a21c4e0", Token: "tk-security-3e9f58b1", Secret: "ts-security-d04c7a62"}
 
+// tenantCreds is a Clever Cloud identity of team-b's own (which, at this fake, reaches every
+// organisation).
+var tenantCreds = fakeapi.Credential{ConsumerKey: "ck-tenant-b", ConsumerSecret: "cs-tenant-b-52e8a1f3", Token: "tk-tenant-b-0c6d93a7", Secret: "ts-tenant-b-e17b4c08"}
+
 var (
 	env     *envtest.Environment
 	restCfg *rest.Config
@@ -63,7 +67,7 @@ var _ = BeforeSuite(func() {
 	cp := kube.StartControlPlane(logs, true)
 	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
 	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
-		Credentials:       []fakeapi.Credential{creds},
+		Credentials:       []fakeapi.Credential{creds, tenantCreds},
 		ProvisioningDelay: 300 * time.Millisecond,
 		MigrationDuration: 2 * time.Second,
 		Seed:              15,
@@ -83,7 +87,7 @@ var _ = AfterSuite(func() {
 	if fake != nil && k8s != nil {
 		// No credential of the operator's in any log line.
 		// (suite.SecretValues wants more add-ons than this suite creates.)
-		values := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds)...)
+		values := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds, tenantCreds)...)
 		Expect(values).NotTo(BeEmpty())
 		suite.ExpectNoLeak(logs.String(), values)
 	}
