@@ -67,6 +67,15 @@ func (e *Enqueuer) Namespace(ctx context.Context, namespace string) {
 	})
 }
 
+// All wakes every resource of a namespace (its labels changed: the ClusterCleverCredentials
+// selecting it may have changed).
+func (e *Enqueuer) All(ctx context.Context, namespace string) {
+	if e == nil {
+		return
+	}
+	e.enqueue(ctx, namespace, func(*unstructured.Unstructured) bool { return true })
+}
+
 // enqueue lists every kind (in namespace, "" = all) and sends the matching resources to
 // their engine, without blocking the caller.
 func (e *Enqueuer) enqueue(ctx context.Context, namespace string, match func(*unstructured.Unstructured) bool) {

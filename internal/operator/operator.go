@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -267,6 +268,25 @@ func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *cre
 		})); err != nil {
 			return err
 		}
+	}
+	// Namespaces' labels decide which ClusterCleverCredentials select them: the resolver reads
+	// them from this metadata-only cache, and a change of labels wakes the namespace's resources.
+	nsMeta := &metav1.PartialObjectMetadata{}
+	nsMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	inf, err := mgr.GetCache().GetInformer(context.Background(), nsMeta)
+	if err != nil {
+		return fmt.Errorf("cache of namespaces: %w", err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(client.Object)
+			n, ok2 := newObj.(client.Object)
+			if ok1 && ok2 && !labels.Equals(o.GetLabels(), n.GetLabels()) {
+				enq.All(context.Background(), n.GetName())
+			}
+		},
+	}); err != nil {
+		return err
 	}
 	return overrides.onNamespaceChange(context.Background(), func(ns string) {
 		if ns != "" {

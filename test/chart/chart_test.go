@@ -81,7 +81,10 @@ func fullArgs() []string {
 }
 
 // kind describes one CRD of config/crd/bases.
-type kind struct{ file, name, plural, singular string }
+type kind struct {
+	file, name, plural, singular string
+	cluster                      bool // cluster-scoped (ClusterCleverCredentials): its roles are not aggregated
+}
 
 func configKinds() []kind {
 	GinkgoHelper()
@@ -93,7 +96,7 @@ func configKinds() []kind {
 		raw, err := os.ReadFile(f)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(yaml.Unmarshal(raw, crd)).To(Succeed())
-		kinds = append(kinds, kind{file: f, name: crd.Name, plural: crd.Spec.Names.Plural, singular: crd.Spec.Names.Singular})
+		kinds = append(kinds, kind{file: f, name: crd.Name, plural: crd.Spec.Names.Plural, singular: crd.Spec.Names.Singular, cluster: crd.Spec.Scope == apiextensionsv1.ClusterScoped})
 	}
 	Expect(kinds).To(HaveLen(16), "config/crd/bases should hold the 16 CRDs (14 add-on kinds, 2 credentials kinds)")
 	return kinds
@@ -298,7 +301,7 @@ var _ = Describe("helm template", func() {
 			Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
 		})
 
-		It("renders the aggregated editor and viewer ClusterRoles of config/rbac for each of the 14 kinds", func() {
+		It("renders the editor and viewer ClusterRoles of config/rbac for each of the 16 kinds (aggregated but for the cluster-scoped one)", func() {
 			aggregateLabels := func(l map[string]string) map[string]string {
 				out := map[string]string{}
 				for k, v := range l {
@@ -321,7 +324,12 @@ var _ = Describe("helm template", func() {
 				// And what they grant, whatever config/ says.
 				editor := &rbacv1.ClusterRole{}
 				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-editor-role"), editor)
-				Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
+				if k.cluster {
+					// A namespace admin must not get cluster-wide credentials objects.
+					Expect(aggregateLabels(editor.Labels)).To(BeEmpty(), k.plural)
+				} else {
+					Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
+				}
 				Expect(editor.Rules).To(ConsistOf(
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural},
 						Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
@@ -330,7 +338,11 @@ var _ = Describe("helm template", func() {
 
 				viewer := &rbacv1.ClusterRole{}
 				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-viewer-role"), viewer)
-				Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
+				if k.cluster {
+					Expect(aggregateLabels(viewer.Labels)).To(BeEmpty(), k.plural)
+				} else {
+					Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
+				}
 				Expect(viewer.Labels).NotTo(HaveKey("rbac.authorization.k8s.io/aggregate-to-edit"))
 				Expect(viewer.Rules).To(ConsistOf(
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural}, Verbs: []string{"get", "list", "watch"}},
@@ -338,7 +350,7 @@ var _ = Describe("helm template", func() {
 				), k.plural)
 			}
 			// The manager role plus an editor and a viewer per kind, nothing else.
-			Expect(find(objs, "ClusterRole")).To(HaveLen(1 + 2*14))
+			Expect(find(objs, "ClusterRole")).To(HaveLen(1 + 2*16))
 		})
 
 		It("runs the manager with a restricted security context", func() {
@@ -628,7 +640,7 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 			applied[o.GetKind()]++
 		}
 		Expect(applied).To(Equal(map[string]int{
-			"ServiceAccount": 1, "Secret": 1, "ClusterRole": 1 + 2*14, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+			"ServiceAccount": 1, "Secret": 1, "ClusterRole": 1 + 2*16, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 			"Service": 1, "Deployment": 1, "NetworkPolicy": 1, "PodDisruptionBudget": 1,
 			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2, // deletion protection, credentials
 		}))

@@ -281,6 +281,28 @@ var _ = Describe("credentials objects", func() {
 		Expect(fake.Addons(orgX)).To(BeEmpty())
 	})
 
+	It("selects namespaces by label, and takes a namespace's new labels into account at once", func() {
+		ns := suite.NewNamespace()
+		name := "labelled-" + ns
+		credentialsObject("", name, map[string]any{"namespaces": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"clever-tenant": ns}}}})
+		rd := withCredentials(suite.Sample("api_v1_redis.yaml", ns), "ClusterCleverCredentials", name)
+		Expect(k8s.Create(ctx, rd)).To(Succeed())
+		Eventually(suite.ReadyOf(rd)).Should(Equal("False/CredentialsNotAllowed"))
+		Expect(untouched(suite.OrgOf(ns))).To(BeEmpty())
+
+		Eventually(func() error {
+			n := &corev1.Namespace{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+				return err
+			}
+			n.Labels = map[string]string{"clever-tenant": ns}
+			return k8s.Update(ctx, n)
+		}).Should(Succeed())
+		Eventually(suite.ReadyOf(rd), 30*time.Second).Should(Equal("True/Provisioned"))
+		Expect(k8s.Delete(ctx, rd)).To(Succeed())
+		Eventually(func() bool { return suite.Get(rd) == nil }, 30*time.Second).Should(BeTrue())
+	})
+
 	It("takes a restriction of a ClusterCleverCredentials at once, and keeps a resource it no longer allows Terminating until told", func() {
 		ns := suite.NewNamespace()
 		org := suite.OrgOf(ns)
