@@ -50,7 +50,11 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the Go markers, and the per-kind editor/viewer roles from the CRDs.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	# The operator's cluster-scoped permissions (main.go's markers) and, apart, what it needs in
+	# the namespaces it watches (internal/rbac/namespaced), bound per namespace when it watches a set.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-namespaced-role paths="./internal/rbac/namespaced" output:rbac:artifacts:config=config/rbac/namespaced-role
 	hack/gen-kind-roles.sh
 
 .PHONY: generate
@@ -77,7 +81,7 @@ chart: manifests ## Regenerate dist/chart's CRDs and RBAC from config/.
 
 .PHONY: chart-lint
 chart-lint: helm ## Lint the operator's Helm chart.
-	$(HELM) lint dist/chart --strict --kube-version $(ENVTEST_K8S_VERSION) --set credentials.existingSecret=lint
+	$(HELM) lint dist/chart --strict --kube-version $(ENVTEST_K8S_VERSION)
 
 .PHONY: verify-chart
 verify-chart: manifests ## Fail when dist/chart is stale relative to config/.

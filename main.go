@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/admission"
@@ -35,18 +34,20 @@ import (
 	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
-// RBAC for both sides (controller-gen writes config/rbac/role.yaml from these markers).
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls;redis;mysqls;mongodbs;elasticsearches;pulsars;configproviders;kvs;metabases;keycloaks;matomos;otoroshis;azimutts;cellars,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/status;redis/status;mysqls/status;mongodbs/status;elasticsearches/status;pulsars/status;configproviders/status;kvs/status;metabases/status;keycloaks/status;matomos/status;otoroshis/status;azimutts/status;cellars/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// The operator's cluster-scoped permissions (controller-gen writes the ClusterRole
+// manager-role, config/rbac/role.yaml, from these markers; always bound cluster-wide). What it
+// needs inside the watched namespaces (the add-on kinds, Secrets, ConfigMaps, events,
+// workloads) is in internal/rbac/namespaced (ClusterRole manager-namespaced-role), bound per
+// watched namespace when the operator watches a set of namespaces.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// The credentials kinds (read everywhere; the default ClusterCleverCredentials is created at
+// start-up; their status reports the checks).
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials;clusterclevercredentials,verbs=get;list;watch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials,verbs=create
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status;clusterclevercredentials/status,verbs=get;update;patch
+// The metrics endpoint's authentication and authorization (--metrics-secure, the default).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // version is set at build time (-ldflags -X main.version=...).
 var version = "dev"
@@ -69,6 +70,7 @@ func main() {
 
 type flags struct {
 	metricsAddr, probeAddr, pprofAddr string
+	metrics                           operator.MetricsConfig
 	leaderElect                       bool
 	watchNamespace                    string
 	watchesFile                       string
@@ -109,7 +111,12 @@ func parseFlags(args []string) (*flags, *zap.Options, error) {
 func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	f := &flags{}
 	fs := flag.NewFlagSet("clever-operator", flag.ContinueOnError)
-	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.BoolVar(&f.metrics.Secure, "metrics-secure", true, "serve /metrics over HTTPS to authenticated and authorized clients only (a bearer token allowed to GET /metrics: ClusterRole clever-operator-metrics-reader); false: plain HTTP to anyone")
+	fs.StringVar(&f.metrics.CertPath, "metrics-cert-path", "", "directory of the metrics server's TLS certificate and key (default: a self-signed certificate generated at start-up)")
+	fs.StringVar(&f.metrics.CertName, "metrics-cert-name", "tls.crt", "file name of the metrics server's certificate in --metrics-cert-path")
+	fs.StringVar(&f.metrics.KeyName, "metrics-cert-key", "tls.key", "file name of the metrics server's key in --metrics-cert-path")
+	fs.BoolVar(&f.metrics.EnableHTTP2, "enable-http2", false, "serve the metrics endpoint with HTTP/2 too (off: HTTP/2 Rapid Reset, CVE-2023-44487)")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, for profiling (0 disables them)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
@@ -198,7 +205,8 @@ func run(args []string, stdout io.Writer) error {
 	}
 	namespaces := strings.Split(f.watchNamespace, ",")
 	mopts := operator.ManagerOptions(scheme, namespaces)
-	mopts.Metrics = metricsserver.Options{BindAddress: f.metricsAddr}
+	f.metrics.BindAddress = f.metricsAddr
+	mopts.Metrics = operator.MetricsServerOptions(f.metrics)
 	mopts.HealthProbeBindAddress = f.probeAddr
 	mopts.PprofBindAddress = f.pprofAddr
 	mopts.LeaderElection = f.leaderElect

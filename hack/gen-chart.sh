@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the parts of the operator's Helm chart (dist/chart) derived from config/:
-# the 14 CRD templates (templates/crds/, from config/crd/bases), the manager ClusterRole's
+# the CRD templates (templates/crds/, from config/crd/bases), the manager ClusterRoles'
 # rules (templates/rbac/manager-clusterrole.yaml, from config/rbac/role.yaml), the
 # leader-election Role's rules (templates/rbac/leader-election.yaml) and the per-kind
 # editor/viewer ClusterRoles (templates/rbac/kind-clusterroles.yaml, from

@@ -217,8 +217,13 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 		return nil, false, false, nil
 	}
 	if !c.valid {
-		return nil, false, true, s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
-			"annotation %s does not verify for namespace %s (copied from another namespace, or signed with another operator key); remove it to create a new add-on", AnnotationAddonClaim, s.obj.GetNamespace()), nil)
+		if !s.first {
+			// Perhaps its own claim under a key since lost (a restart without the key Secret):
+			// the name lookup finds an add-on this resource created; findAddon refuses the
+			// claim only when it does not.
+			return nil, false, false, nil
+		}
+		return nil, false, true, s.refuseClaim()
 	}
 	a, err := s.api.GetAddon(ctx, s.org, c.addonID)
 	if err != nil {
@@ -234,6 +239,12 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 	}
 	s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, AnnotationAddonClaim))
 	return a, adopted, true, nil
+}
+
+// refuseClaim reports a claim annotation that does not verify.
+func (s *pass) refuseClaim() error {
+	return s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
+		"annotation %s does not verify for namespace %s: copied from another namespace, or signed with an operator key since lost (restore the operator's claim key Secret, or have an admin allow binding the add-on in the credentials' spec.binding; remove the annotation to create a new add-on instead)", AnnotationAddonClaim, s.obj.GetNamespace()), nil)
 }
 
 // bindingStillAllowed says whether deleting an adopted add-on (explicit deletionPolicy

@@ -103,11 +103,44 @@ func secretHash(s *corev1.Secret) string {
 }
 
 func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstructured) error {
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}}
-	if err := r.Client.Delete(ctx, sec); err != nil && !apierrors.IsNotFound(err) {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
+	sec := &corev1.Secret{}
+	// The cache holds only Secrets labelled managed-by=clever-operator: a user's Secret of that
+	// name without the label is "not found" here, and so never deleted.
+	if err := r.Client.Get(ctx, key, sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if !ownSourceSecret(sec, obj, r.Kind.Lower()) {
+		return nil
+	}
+	// Delete exactly the Secret that was checked, not one recreated under the same name since.
+	err := r.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID, ResourceVersion: &sec.ResourceVersion})
+	if err != nil && !apierrors.IsNotFound(err) { // a conflict is retried, and checked again
 		return err
 	}
 	return nil
+}
+
+// ownSourceSecret tells whether sec is a source Secret the operator wrote for obj: labelled
+// managed-by=clever-operator and role=source (and, when labelled with a kind, this kind), and
+// controlled by obj (owner reference with obj's UID) or by nothing (a Secret restored from a
+// backup without its owner references). A Secret controlled by anything else, or missing our
+// labels, belongs to someone else and is left alone.
+func ownSourceSecret(sec *corev1.Secret, obj *unstructured.Unstructured, kind string) bool {
+	l := sec.GetLabels()
+	if l[LabelManagedBy] != ManagedByValue || l[LabelRole] != RoleSource {
+		return false
+	}
+	if k, ok := l[LabelKind]; ok && k != kind {
+		return false
+	}
+	if owner := metav1.GetControllerOf(sec); owner != nil {
+		return owner.UID == obj.GetUID()
+	}
+	return true
 }
 
 func mergeMaps(base, add map[string]string) map[string]string {

@@ -83,7 +83,7 @@ func fullArgs() []string {
 // kind describes one CRD of config/crd/bases.
 type kind struct {
 	file, name, plural, singular string
-	cluster                      bool // cluster-scoped (ClusterCleverCredentials): its roles are not aggregated
+	cluster                      bool // cluster-scoped: its roles are not aggregated into edit/view
 }
 
 func configKinds() []kind {
@@ -96,10 +96,17 @@ func configKinds() []kind {
 		raw, err := os.ReadFile(f)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(yaml.Unmarshal(raw, crd)).To(Succeed())
-		kinds = append(kinds, kind{file: f, name: crd.Name, plural: crd.Spec.Names.Plural, singular: crd.Spec.Names.Singular, cluster: crd.Spec.Scope == apiextensionsv1.ClusterScoped})
+		kinds = append(kinds, kind{file: f, name: crd.Name, plural: crd.Spec.Names.Plural, singular: crd.Spec.Names.Singular,
+			cluster: crd.Spec.Scope == apiextensionsv1.ClusterScoped})
 	}
-	Expect(kinds).To(HaveLen(16), "config/crd/bases should hold the 16 CRDs (14 add-on kinds, 2 credentials kinds)")
+	Expect(len(kinds)).To(BeNumerically(">=", 14), "config/crd/bases should hold the 14 add-on CRDs and the credentials kinds")
 	return kinds
+}
+
+// nKinds is the number of CRDs in config/crd/bases (the 14 add-on kinds and the credentials kinds).
+func nKinds() int {
+	GinkgoHelper()
+	return len(configKinds())
 }
 
 // readYAML decodes a file of the repository (path relative to its root) into v.
@@ -159,31 +166,23 @@ var _ = Describe("helm lint", func() {
 		Expect(err).NotTo(HaveOccurred(), out)
 	})
 
-	It("fails without credentials, naming both ways to give them", func() {
-		// helm lint turns `fail` into an INFO line, so values.schema.json enforces this.
-		out, err := runHelm("lint", chartDir, "--kube-version", kubeVersion)
-		Expect(err).To(HaveOccurred(), out)
-		Expect(out).To(ContainSubstring("[ERROR]"))
-		Expect(out).To(ContainSubstring("/credentials/existingSecret"))
-		Expect(out).To(ContainSubstring("/credentials/create"))
+	It("passes with no values at all: the default is the existing Secret clever-operator-credentials", func() {
+		out, err := runHelm("lint", chartDir, "--strict", "--kube-version", kubeVersion)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("0 chart(s) failed"))
 	})
 })
 
 var _ = Describe("helm template", func() {
-	It("fails without credentials", func() {
-		out, err := helmTemplate()
-		Expect(err).To(HaveOccurred())
-		Expect(out).To(ContainSubstring("/credentials/existingSecret"))
-		Expect(out).To(ContainSubstring("/credentials/create"))
-	})
-
-	It("fails with a clear message without credentials, even without schema validation", func() {
-		out, err := helmTemplate("--skip-schema-validation")
-		Expect(err).To(HaveOccurred())
-		Expect(out).To(ContainSubstring("credentials: the operator needs Clever Cloud API credentials"))
-		Expect(out).To(ContainSubstring("--set credentials.existingSecret=NAME"))
-		Expect(out).To(ContainSubstring("--set credentials.cleverToolsSecret=NAME"))
-		Expect(out).To(ContainSubstring("--set credentials.create=true"))
+	It("reads the existing Secret clever-operator-credentials by default (optional until created), and creates no Secret", func() {
+		for _, args := range [][]string{nil, {"--skip-schema-validation"}} {
+			objs := kube.Decode([]byte(mustTemplate(args...)))
+			Expect(find(objs, "Secret")).To(BeEmpty(), "no credentials in the release by default")
+			c := deployment(objs).Spec.Template.Spec.Containers[0]
+			Expect(c.EnvFrom).To(Equal([]corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "clever-operator-credentials"}, Optional: ptr.To(true)}}}))
+			Expect(deployment(objs).Spec.Template.Annotations).NotTo(HaveKey("checksum/credentials"))
+		}
 	})
 
 	It("fails when both an existing Secret and a created one are asked for", func() {
@@ -248,9 +247,9 @@ var _ = Describe("helm template", func() {
 			objs = kube.Decode([]byte(manifest))
 		})
 
-		It("renders the 16 CRDs of config/crd/bases unchanged, annotated keep", func() {
+		It("renders the CRDs of config/crd/bases unchanged, annotated keep", func() {
 			crds := find(objs, "CustomResourceDefinition")
-			Expect(crds).To(HaveLen(16))
+			Expect(crds).To(HaveLen(nKinds()))
 			for _, k := range configKinds() {
 				raw, err := os.ReadFile(k.file)
 				Expect(err).NotTo(HaveOccurred())
@@ -279,10 +278,30 @@ var _ = Describe("helm template", func() {
 			toTyped(findOne(objs, "ClusterRoleBinding", fullname+"-manager"), binding)
 			Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: fullname + "-manager"}))
 			Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
-			findOne(objs, "ServiceAccount", fullname)
+			sa := &corev1.ServiceAccount{}
+			toTyped(findOne(objs, "ServiceAccount", fullname), sa)
+			Expect(sa.AutomountServiceAccountToken).To(Equal(ptr.To(false)), "no token for pods that merely use the ServiceAccount")
+			Expect(deployment(objs).Spec.Template.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(true)), "the manager calls the API")
 		})
 
-		It("grants leader election in the release namespace only, as config/rbac/leader_election_role.yaml", func() {
+		It("gives the operator the namespaced rules of config/rbac/namespaced-role/role.yaml, cluster-wide when watching every namespace", func() {
+			want := &rbacv1.ClusterRole{}
+			readYAML(filepath.Join("config", "rbac", "namespaced-role", "role.yaml"), want)
+			got := &rbacv1.ClusterRole{}
+			toTyped(findOne(objs, "ClusterRole", fullname+"-manager-namespaced"), got)
+			Expect(got.Rules).To(Equal(want.Rules), "chart ClusterRole differs from config/rbac/namespaced-role/role.yaml: run hack/gen-chart.sh")
+			binding := &rbacv1.ClusterRoleBinding{}
+			toTyped(findOne(objs, "ClusterRoleBinding", fullname+"-manager-namespaced"), binding)
+			Expect(binding.RoleRef.Name).To(Equal(fullname + "-manager-namespaced"))
+			Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
+			Expect(find(objs, "ClusterRoleBinding")).To(HaveLen(2))
+
+			reader := &rbacv1.ClusterRole{}
+			toTyped(findOne(objs, "ClusterRole", fullname+"-metrics-reader"), reader)
+			Expect(reader.Rules).To(Equal([]rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}))
+		})
+
+		It("grants leader election and the claim key in the release namespace only, as config/rbac/leader_election_role.yaml", func() {
 			want := &rbacv1.Role{}
 			readYAML(filepath.Join("config", "rbac", "leader_election_role.yaml"), want)
 			role := &rbacv1.Role{}
@@ -293,6 +312,8 @@ var _ = Describe("helm template", func() {
 				rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 					Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"clever-operator-claim-key"}, Verbs: []string{"get"}},
+				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 			))
 			rb := &rbacv1.RoleBinding{}
 			toTyped(findOne(objs, "RoleBinding", fullname+"-leader-election"), rb)
@@ -301,7 +322,7 @@ var _ = Describe("helm template", func() {
 			Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
 		})
 
-		It("renders the editor and viewer ClusterRoles of config/rbac for each of the 16 kinds (aggregated but for the cluster-scoped one)", func() {
+		It("renders the editor and viewer ClusterRoles of config/rbac for each kind, aggregated for the namespaced ones", func() {
 			aggregateLabels := func(l map[string]string) map[string]string {
 				out := map[string]string{}
 				for k, v := range l {
@@ -324,33 +345,32 @@ var _ = Describe("helm template", func() {
 				// And what they grant, whatever config/ says.
 				editor := &rbacv1.ClusterRole{}
 				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-editor-role"), editor)
+				viewer := &rbacv1.ClusterRole{}
+				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-viewer-role"), viewer)
 				if k.cluster {
-					// A namespace admin must not get cluster-wide credentials objects.
+					// A cluster-scoped kind (admin-managed credentials) is never aggregated into
+					// the namespace roles edit/admin/view.
 					Expect(aggregateLabels(editor.Labels)).To(BeEmpty(), k.plural)
-				} else {
-					Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
+					Expect(aggregateLabels(viewer.Labels)).To(BeEmpty(), k.plural)
+					continue
 				}
+				Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
 				Expect(editor.Rules).To(ConsistOf(
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural},
 						Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural + "/status"}, Verbs: []string{"get"}},
 				), k.plural)
 
-				viewer := &rbacv1.ClusterRole{}
-				toTyped(findOne(objs, "ClusterRole", fullname+"-"+k.singular+"-viewer-role"), viewer)
-				if k.cluster {
-					Expect(aggregateLabels(viewer.Labels)).To(BeEmpty(), k.plural)
-				} else {
-					Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
-				}
+				Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
 				Expect(viewer.Labels).NotTo(HaveKey("rbac.authorization.k8s.io/aggregate-to-edit"))
 				Expect(viewer.Rules).To(ConsistOf(
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural}, Verbs: []string{"get", "list", "watch"}},
 					rbacv1.PolicyRule{APIGroups: []string{"api.clever-cloud.com"}, Resources: []string{k.plural + "/status"}, Verbs: []string{"get"}},
 				), k.plural)
 			}
-			// The manager role plus an editor and a viewer per kind, nothing else.
-			Expect(find(objs, "ClusterRole")).To(HaveLen(1 + 2*16))
+			// The manager roles (cluster-scoped and namespaced), the metrics reader, and an editor
+			// and a viewer per kind, nothing else.
+			Expect(find(objs, "ClusterRole")).To(HaveLen(3 + 2*nKinds()))
 		})
 
 		It("runs the manager with a restricted security context", func() {
@@ -381,11 +401,12 @@ var _ = Describe("helm template", func() {
 			Expect(c.Name).To(Equal("manager"))
 			Expect(c.Image).To(Equal("ghcr.io/clever-operator/clever-operator:v0.1.0"))
 			Expect(c.Command).To(Equal([]string{"/manager"}))
-			Expect(c.Args).To(ContainElements("--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080",
+			Expect(c.Args).To(ContainElements("--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443",
 				"--zap-log-level=info", "--zap-encoder=json"))
 			Expect(c.Args).NotTo(ContainElement(HavePrefix("--watch-namespace")))
+			Expect(c.Args).NotTo(ContainElement(HavePrefix("--metrics-secure")), "secure by default")
 			Expect(c.Ports).To(ConsistOf(
-				corev1.ContainerPort{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+				corev1.ContainerPort{Name: "metrics", ContainerPort: 8443, Protocol: corev1.ProtocolTCP},
 				corev1.ContainerPort{Name: "probes", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
 			))
 			Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
@@ -476,10 +497,10 @@ var _ = Describe("helm template", func() {
 			Expect(seenSecret).To(BeTrue())
 		})
 
-		It("exposes metrics through a Service on port 8080 named metrics", func() {
+		It("exposes metrics through a Service on port 8443 named metrics", func() {
 			svc := &corev1.Service{}
 			toTyped(findOne(objs, "Service", fullname+"-metrics"), svc)
-			Expect(svc.Spec.Ports).To(ConsistOf(corev1.ServicePort{Name: "metrics", Port: 8080, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}))
+			Expect(svc.Spec.Ports).To(ConsistOf(corev1.ServicePort{Name: "metrics", Port: 8443, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}))
 			d := deployment(objs)
 			for k, v := range svc.Spec.Selector {
 				Expect(d.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
@@ -494,7 +515,7 @@ var _ = Describe("helm template", func() {
 			ingress, _, _ := unstructured.NestedSlice(np.Object, "spec", "ingress")
 			Expect(normalized(ingress)).To(Equal(normalized([]any{map[string]any{
 				"from":  []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"metrics": "enabled"}}}},
-				"ports": []any{map[string]any{"port": 8080, "protocol": "TCP"}},
+				"ports": []any{map[string]any{"port": 8443, "protocol": "TCP"}},
 			}})))
 			egress, _, _ := unstructured.NestedSlice(np.Object, "spec", "egress")
 			Expect(egress).To(Equal([]any{map[string]any{}}))
@@ -555,7 +576,7 @@ var _ = Describe("helm template", func() {
 		Expect(find(objs, "CustomResourceDefinition")).To(BeEmpty())
 		objs = kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "crds.keep=false")))
 		crds := find(objs, "CustomResourceDefinition")
-		Expect(crds).To(HaveLen(16))
+		Expect(crds).To(HaveLen(nKinds()))
 		for _, c := range crds {
 			Expect(c.GetAnnotations()).NotTo(HaveKey("helm.sh/resource-policy"))
 		}
@@ -563,7 +584,7 @@ var _ = Describe("helm template", func() {
 
 	It("leaves the per-kind roles out with rbac.aggregateRoles=false", func() {
 		objs := kube.Decode([]byte(mustTemplate("--set", "credentials.existingSecret=x", "--set", "rbac.aggregateRoles=false")))
-		Expect(find(objs, "ClusterRole")).To(HaveLen(1))
+		Expect(find(objs, "ClusterRole")).To(HaveLen(3), "the two manager roles and the metrics reader")
 	})
 
 	It("uses an existing ServiceAccount with serviceAccount.create=false", func() {
@@ -573,6 +594,55 @@ var _ = Describe("helm template", func() {
 		rb := &rbacv1.ClusterRoleBinding{}
 		toTyped(findOne(objs, "ClusterRoleBinding", fullname+"-manager"), rb)
 		Expect(rb.Subjects[0].Name).To(Equal("op"))
+		toTyped(findOne(objs, "ClusterRoleBinding", fullname+"-manager-namespaced"), rb)
+		Expect(rb.Subjects[0].Name).To(Equal("op"))
+	})
+
+	It("binds the namespaced rules with one RoleBinding per watched namespace, and nothing grants Secrets cluster-wide", func() {
+		objs := kube.Decode([]byte(mustTemplate("--set", "watchNamespaces={team-a,team-b}")))
+		var nss []string
+		for _, o := range find(objs, "RoleBinding") {
+			rb := &rbacv1.RoleBinding{}
+			toTyped(o, rb)
+			if rb.RoleRef.Name == fullname+"-manager-namespaced" {
+				Expect(rb.RoleRef.Kind).To(Equal("ClusterRole"))
+				Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: fullname, Namespace: namespace}))
+				nss = append(nss, rb.Namespace)
+			}
+		}
+		Expect(nss).To(ConsistOf("team-a", "team-b"))
+		roles := map[string]*rbacv1.ClusterRole{}
+		for _, o := range find(objs, "ClusterRole") {
+			r := &rbacv1.ClusterRole{}
+			toTyped(o, r)
+			roles[r.Name] = r
+		}
+		for _, o := range find(objs, "ClusterRoleBinding") {
+			crb := &rbacv1.ClusterRoleBinding{}
+			toTyped(o, crb)
+			for _, rule := range roles[crb.RoleRef.Name].Rules {
+				Expect(rule.Resources).NotTo(ContainElement("secrets"), "ClusterRoleBinding %s grants Secrets cluster-wide", crb.Name)
+			}
+		}
+		Expect(deployment(objs).Spec.Template.Spec.Containers[0].Args).To(ContainElement("--watch-namespace=team-a,team-b"))
+	})
+
+	It("serves plain-HTTP metrics with metrics.secure=false, and none with metrics.enabled=false", func() {
+		objs := kube.Decode([]byte(mustTemplate("--set", "metrics.secure=false", "--set", "metrics.serviceMonitor.enabled=true")))
+		Expect(deployment(objs).Spec.Template.Spec.Containers[0].Args).To(ContainElements("--metrics-bind-address=:8443", "--metrics-secure=false"))
+		endpoints, _, _ := unstructured.NestedSlice(findOne(objs, "ServiceMonitor", fullname+"-metrics").Object, "spec", "endpoints")
+		Expect(endpoints[0]).To(HaveKeyWithValue("scheme", "http"))
+		Expect(endpoints[0]).NotTo(HaveKey("bearerTokenFile"))
+
+		objs = kube.Decode([]byte(mustTemplate("--set", "metrics.enabled=false", "--set", "metrics.serviceMonitor.enabled=true")))
+		Expect(deployment(objs).Spec.Template.Spec.Containers[0].Args).To(ContainElement("--metrics-bind-address=0"))
+		Expect(find(objs, "Service")).To(BeEmpty())
+		Expect(find(objs, "ServiceMonitor")).To(BeEmpty())
+
+		objs = kube.Decode([]byte(mustTemplate("--set", "metrics.certSecret=metrics-tls")))
+		d := deployment(objs)
+		Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs"))
+		Expect(d.Spec.Template.Spec.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "metrics-certs", MountPath: "/tmp/k8s-metrics-server/metrics-certs", ReadOnly: true}))
 	})
 
 	It("renders a ServiceMonitor selecting the metrics Service when enabled", func() {
@@ -585,6 +655,9 @@ var _ = Describe("helm template", func() {
 		Expect(endpoints).To(HaveLen(1))
 		Expect(endpoints[0]).To(HaveKeyWithValue("port", "metrics"))
 		Expect(endpoints[0]).To(HaveKeyWithValue("path", "/metrics"))
+		Expect(endpoints[0]).To(HaveKeyWithValue("scheme", "https"))
+		Expect(endpoints[0]).To(HaveKeyWithValue("bearerTokenFile", "/var/run/secrets/kubernetes.io/serviceaccount/token"))
+		Expect(endpoints[0]).To(HaveKeyWithValue("tlsConfig", map[string]any{"insecureSkipVerify": true}))
 		selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
 		svc := findOne(objs, "Service", fullname+"-metrics")
 		for k, v := range selector {
@@ -607,10 +680,10 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 	BeforeAll(func() {
 		objs = kube.Decode([]byte(mustTemplate(fullArgs()...)))
 		crds = find(objs, "CustomResourceDefinition")
-		Expect(crds).To(HaveLen(16))
+		Expect(crds).To(HaveLen(nKinds()))
 	})
 
-	It("creates the chart's 14 CRDs for real", func() {
+	It("creates the chart's CRDs for real", func() {
 		var typed []*apiextensionsv1.CustomResourceDefinition
 		for _, c := range crds {
 			Expect(k8s.Create(ctx, c.DeepCopy())).To(Succeed(), c.GetName())
@@ -640,7 +713,7 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 			applied[o.GetKind()]++
 		}
 		Expect(applied).To(Equal(map[string]int{
-			"ServiceAccount": 1, "Secret": 1, "ClusterRole": 1 + 2*16, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+			"ServiceAccount": 1, "Secret": 1, "ClusterRole": 3 + 2*nKinds(), "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 			"Service": 1, "Deployment": 1, "NetworkPolicy": 1, "PodDisruptionBudget": 1,
 			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2, // deletion protection, credentials
 		}))
@@ -650,13 +723,24 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Deployment must not exist after a dry run: %v", err)
 	})
 
-	It("admits the operator's pod under the restricted Pod Security Standard", func() {
+	It("admits the operator's pod under the restricted Pod Security Standard, with the default and other values", func() {
 		d := deployment(objs)
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: namespace, Labels: d.Spec.Template.Labels},
 			Spec:       d.Spec.Template.Spec,
 		}
 		Expect(k8s.Create(ctx, pod.DeepCopy(), client.DryRunAll)).To(Succeed())
+		for _, args := range [][]string{
+			nil, // no values at all
+			{"--set", "credentials.cleverToolsSecret=login", "--set", "metrics.certSecret=metrics-tls", "--set", "watchNamespaces={a,b}"},
+			{"--set", "metrics.enabled=false", "--set", "credentials.existingSecret=mine"},
+		} {
+			other := deployment(kube.Decode([]byte(mustTemplate(args...))))
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: namespace}, Spec: other.Spec.Template.Spec}
+			Expect(k8s.Create(ctx, p, client.DryRunAll)).To(Succeed(), "values %v", args)
+			c := other.Spec.Template.Spec.Containers[0]
+			Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)), "values %v", args)
+		}
 
 		// Control: the same pod allowed to escalate privileges is refused, so the check above is real.
 		bad := pod.DeepCopy()
@@ -675,11 +759,18 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 			Expect(k8s.Patch(ctx, crd, client.RawPatch("application/merge-patch+json", []byte(patch)))).To(Succeed())
 		}
 
-		install := append([]string{"install", rel, chartDir, "--kubeconfig", kubeconfig, "--namespace", ns, "--create-namespace"}, createArgs()...)
+		// Installed into a namespace that enforces the restricted Pod Security Standard.
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
+		}}})).To(Succeed())
+		install := append([]string{"install", rel, chartDir, "--kubeconfig", kubeconfig, "--namespace", ns}, createArgs()...)
 		out, err := runHelm(install...)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(ContainSubstring("NOTES:"))
 		Expect(out).To(ContainSubstring("real-clever-operator-credentials"))
+		// credentials.create=true: NOTES warns that the values live in Helm's release history.
+		Expect(out).To(ContainSubstring("WARNING: credentials.create=true puts the credentials in this release's values"))
+		Expect(out).To(ContainSubstring("sh.helm.release.v1.real.v<N>"))
 		for k, v := range fakeCreds {
 			Expect(out).NotTo(ContainSubstring(v), "helm install output (NOTES) shows credentials.%s", k)
 		}
@@ -687,6 +778,10 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 		d := &appsv1.Deployment{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "real-clever-operator"}, d)).To(Succeed())
 		Expect(d.Spec.Replicas).To(Equal(ptr.To[int32](1)))
+		// envtest runs no controllers, so no ReplicaSet makes the pod: ask admission directly
+		// whether the installed Deployment's pod would be admitted in this namespace.
+		installed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: ns}, Spec: d.Spec.Template.Spec}
+		Expect(k8s.Create(ctx, installed, client.DryRunAll)).To(Succeed())
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: "postgresqls.api.clever-cloud.com"}, crd)).To(Succeed())
 		Expect(crd.Annotations).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"))
@@ -703,5 +798,28 @@ var _ = Describe("on the envtest API server", Ordered, func() {
 		for _, c := range crds {
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: c.GetName()}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed(), "CRD %s must be kept", c.GetName())
 		}
+	})
+
+	It("installs with no values at all: the default existing Secret, no credentials in the release, no warning", func() {
+		const rel, ns = "plain", "helm-plain"
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
+		}}})).To(Succeed())
+		// The CRDs are the previous release's (kept): leave them out here.
+		out, err := runHelm("install", rel, chartDir, "--kubeconfig", kubeconfig, "--namespace", ns, "--set", "crds.install=false")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("read from the Secret " + ns + "/clever-operator-credentials, which this chart does not manage (the default credentials.existingSecret)"))
+		Expect(out).NotTo(ContainSubstring("WARNING"))
+		Expect(out).To(ContainSubstring("https://plain-clever-operator-metrics." + ns + ".svc:8443/metrics"))
+		secrets := &corev1.SecretList{}
+		Expect(k8s.List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
+		for _, sec := range secrets.Items {
+			Expect(string(sec.Type)).To(Equal("helm.sh/release.v1"), "only Helm's release record, no credentials Secret: %s", sec.Name)
+		}
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain-clever-operator"}, d)).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: ns}, Spec: d.Spec.Template.Spec}, client.DryRunAll)).To(Succeed())
+		out, err = runHelm("uninstall", rel, "--kubeconfig", kubeconfig, "--namespace", ns)
+		Expect(err).NotTo(HaveOccurred(), out)
 	})
 })

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,7 +91,9 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 				n++
 			}
 		}
-		Expect(n).To(Equal(16), "the 14 add-on kinds and the 2 credentials kinds")
+		bases, err := filepath.Glob(filepath.Join("config", "crd", "bases", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(Equal(len(bases)), "every CRD of config/crd/bases (the 14 add-on kinds and the credentials kinds)")
 		// Wait until the new types are served.
 		Eventually(func() error {
 			l := &unstructured.UnstructuredList{}
@@ -236,6 +239,75 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		}
 		Expect(total).To(BeZero(), "every add-on deleted")
 		Expect(logs.String()).NotTo(ContainSubstring("is forbidden"), "no RBAC denial during the cycle")
+	})
+
+	It("config/namespaced: the operator runs a full cycle in a watched namespace with its namespaced rules bound there only", func() {
+		out, err := exec.Command(filepath.Join("bin", "kustomize"), "build", filepath.Join("config", "namespaced")).Output()
+		Expect(err).NotTo(HaveOccurred(), "kustomize build config/namespaced: %s", stderrOf(err))
+		nsObjs := kube.Decode(out)
+		// Switch the install of the previous specs to config/namespaced: no cluster-wide binding
+		// of the namespaced rules, one RoleBinding per watched namespace.
+		var crbs []string
+		for _, o := range nsObjs {
+			if o.GetKind() == "ClusterRoleBinding" {
+				crbs = append(crbs, o.GetName())
+			}
+		}
+		for _, o := range objects {
+			if o.GetKind() == "ClusterRoleBinding" && !slices.Contains(crbs, o.GetName()) {
+				Expect(k8s.Delete(ctx, o.DeepCopy())).To(Succeed(), o.GetName())
+			}
+		}
+		watched := []string{"team-a", "team-b"}
+		for _, ns := range append([]string{"team-c"}, watched...) {
+			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta(ns)})).To(Succeed())
+		}
+		for _, o := range nsObjs {
+			if o.GetKind() == "RoleBinding" && o.GetNamespace() != systemNamespace {
+				Expect(slices.Contains(watched, o.GetNamespace())).To(BeTrue(), o.GetNamespace())
+				Expect(k8s.Create(ctx, o.DeepCopy())).To(Succeed())
+			}
+		}
+
+		creds := fakeapi.Credential{ConsumerKey: "ck-n", ConsumerSecret: "cs-n", Token: "tk-n", Secret: "ts-n"}
+		fake, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
+		defer srv.Close()
+		saCfg := rest.CopyConfig(restCfg)
+		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
+		logs := &envtestutil.LogBuffer{}
+		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
+		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
+			API:        cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			Log:        log,
+			Namespaces: watched,
+			Configure: func(o *ctrl.Options) {
+				o.LeaderElection = true
+				o.LeaderElectionNamespace = systemNamespace
+				o.Logger = log
+			},
+		})
+		defer mgr.Stop()
+
+		cr := kube.Sample("api_v1_postgresql.yaml", "team-a", "")
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() string { return ready(cr) }).Should(Equal("True"))
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: cr.GetName() + "-secrets"}, &corev1.Secret{})
+		}).Should(Succeed())
+		// Outside the watched namespaces nothing happens (and nothing could be read).
+		other := kube.Sample("api_v1_postgresql.yaml", "team-c", "")
+		Expect(k8s.Create(ctx, other)).To(Succeed())
+		Consistently(func() string { return ready(other) }, 3*time.Second).Should(BeEmpty())
+		Expect(k8s.Delete(ctx, cr)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr.DeepCopy()))
+		}).Should(BeTrue())
+		total := 0
+		for _, l := range fake.AllAddons() {
+			total += len(l)
+		}
+		Expect(total).To(BeZero(), "the add-on of team-a deleted, none created for team-c")
+		Expect(logs.String()).NotTo(ContainSubstring("is forbidden"), "no RBAC denial with the namespaced RBAC")
 	})
 })
 

@@ -38,6 +38,8 @@ type ManagerOptions struct {
 	Wrap func(http.RoundTripper) http.RoundTripper
 	// Log is the operator's logger (default ctrl.Log).
 	Log logr.Logger
+	// Namespaces the operator watches (--watch-namespace; nil: all).
+	Namespaces []string
 	// Configure changes the manager's options last (e.g. leader election).
 	Configure func(*ctrl.Options)
 }
@@ -68,7 +70,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(err).NotTo(HaveOccurred())
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
-	opts := operator.ManagerOptions(scheme, nil)
+	opts := operator.ManagerOptions(scheme, o.Namespaces)
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	m := &Manager{}
 	opts.HealthProbeBindAddress = "0"
@@ -89,7 +91,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
-		Registerer: o.Registerer, Log: o.Log,
+		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.done = cancel, make(chan struct{})

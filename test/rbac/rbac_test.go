@@ -33,26 +33,39 @@ func readRules(t *testing.T, path string) (string, []rbacv1.PolicyRule) {
 	return obj.Metadata.Name, obj.Rules
 }
 
-// grants flattens rules into "group/resource: verb,verb" lines, the allow-list's format.
+// grants flattens rules into "group/resource: verb,verb" lines, the allow-list's format; a rule
+// naming objects gives "group/resource[name,name]: verbs", a non-resource URL "url: verbs".
 func grants(t *testing.T, rules []rbacv1.PolicyRule) []string {
 	t.Helper()
 	m := map[string]map[string]bool{}
+	add := func(k string, verbs []string) {
+		if m[k] == nil {
+			m[k] = map[string]bool{}
+		}
+		for _, v := range verbs {
+			if v == "*" {
+				t.Errorf("wildcard verb for %s", k)
+			}
+			m[k][v] = true
+		}
+	}
 	for _, r := range rules {
-		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
-			t.Errorf("unexpected resourceNames/nonResourceURLs rule: %+v", r)
+		for _, u := range r.NonResourceURLs {
+			if strings.Contains(u, "*") {
+				t.Errorf("wildcard in non-resource URL %q", u)
+			}
+			add(u, r.Verbs)
+		}
+		names := ""
+		if len(r.ResourceNames) > 0 {
+			names = "[" + strings.Join(r.ResourceNames, ",") + "]"
 		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					if g == "*" || res == "*" || v == "*" {
-						t.Errorf("wildcard in rule %+v", r)
-					}
-					k := g + "/" + res
-					if m[k] == nil {
-						m[k] = map[string]bool{}
-					}
-					m[k][v] = true
+				if g == "*" || res == "*" {
+					t.Errorf("wildcard in rule %+v", r)
 				}
+				add(g+"/"+res+names, r.Verbs)
 			}
 		}
 	}
@@ -69,6 +82,15 @@ func grants(t *testing.T, rules []rbacv1.PolicyRule) []string {
 	return out
 }
 
+// operatorRoles are the roles the operator (or its scraper) is given, checked against the
+// allow-list.
+var operatorRoles = []string{
+	"config/rbac/role.yaml",                 // cluster-scoped needs, bound cluster-wide in every mode
+	"config/rbac/namespaced-role/role.yaml", // what it needs in the watched namespaces
+	"config/rbac/leader_election_role.yaml", // its own namespace
+	"config/rbac/metrics_reader_role.yaml",  // for Prometheus
+}
+
 func TestOperatorRolesMatchTheAllowList(t *testing.T) {
 	b, err := os.ReadFile("allowlist.yaml")
 	if err != nil {
@@ -78,7 +100,7 @@ func TestOperatorRolesMatchTheAllowList(t *testing.T) {
 	if err := yaml.Unmarshal(b, &allow); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"config/rbac/role.yaml", "config/rbac/leader_election_role.yaml"} {
+	for _, path := range operatorRoles {
 		name, rules := readRules(t, path)
 		got := grants(t, rules)
 		want := append([]string(nil), allow[name]...)
@@ -88,8 +110,22 @@ func TestOperatorRolesMatchTheAllowList(t *testing.T) {
 				name, path, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
 	}
-	if len(allow) != 2 {
-		t.Errorf("allow-list has %d roles, want 2", len(allow))
+	if len(allow) != len(operatorRoles) {
+		t.Errorf("allow-list has %d roles, want %d", len(allow), len(operatorRoles))
+	}
+}
+
+// The ClusterRole bound cluster-wide whatever the watched namespaces must not reach Secrets,
+// ConfigMaps, workloads or the add-on kinds: those are in manager-namespaced-role, bound per
+// watched namespace in a namespaced install.
+func TestClusterWideRoleGrantsNoNamespacedData(t *testing.T) {
+	_, rules := readRules(t, "config/rbac/role.yaml")
+	for _, g := range grants(t, rules) {
+		for _, bad := range []string{"/secrets", "/configmaps", "apps/", "api.clever-cloud.com/postgresqls", "/events"} {
+			if strings.Contains(g, bad) {
+				t.Errorf("config/rbac/role.yaml (bound cluster-wide in every mode) grants %s: move it to internal/rbac/namespaced", g)
+			}
+		}
 	}
 }
 
@@ -119,7 +155,11 @@ func TestPerKindRolesNeverGrantSecrets(t *testing.T) {
 			}
 		}
 	}
-	if n != 32 {
-		t.Fatalf("found %d per-kind roles, want 32 (an editor and a viewer for each of the 14 add-on kinds and the 2 credentials kinds)", n)
+	crds, err := filepath.Glob(root("config", "crd", "bases", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2*len(crds) || n < 28 {
+		t.Fatalf("found %d per-kind roles, want %d (an editor and a viewer for each of the %d kinds)", n, 2*len(crds), len(crds))
 	}
 }

@@ -102,6 +102,26 @@ saying what to set when the credentials values are incomplete or contradictory.
 {{- else if $c.cleverToolsSecret }}
 {{- /* Credentials from clever-tools' login file only: no environment Secret. */}}
 {{- else }}
-{{- fail "credentials: the operator needs Clever Cloud API credentials. Either name a Secret you created in the release namespace (--set credentials.existingSecret=NAME; keys CLEVER_OPERATOR_API_BEARER_TOKEN, or CLEVER_OPERATOR_API_TOKEN and CLEVER_OPERATOR_API_SECRET, optionally CLEVER_OPERATOR_API_CONSUMER_KEY and CLEVER_OPERATOR_API_CONSUMER_SECRET), or a Secret made from clever-tools' login file (--set credentials.cleverToolsSecret=NAME; key clever-tools.json), or let the chart create one (--set credentials.create=true with credentials.bearerToken, or credentials.token and credentials.secret)" }}
+{{- /* The default: a Secret the user creates, so the credentials never go through Helm values. */}}
+{{- include "clever-operator.defaultCredentialsSecret" . }}
 {{- end }}
+{{- end }}
+
+{{/* The Secret read when no credentials value is set (created by the user, not by the chart). */}}
+{{- define "clever-operator.defaultCredentialsSecret" -}}
+clever-operator-credentials
+{{- end }}
+
+{{/* True (non-empty) when the operator reads the default Secret, which may not exist yet. */}}
+{{- define "clever-operator.usesDefaultCredentialsSecret" -}}
+{{- $c := .Values.credentials }}
+{{- if not (or $c.existingSecret $c.create $c.cleverToolsSecret) }}true{{ end }}
+{{- end }}
+
+{{- define "clever-operator.managerNamespacedRoleName" -}}
+{{- include "clever-operator.fullname" . }}-manager-namespaced
+{{- end }}
+
+{{- define "clever-operator.metricsReaderRoleName" -}}
+{{- include "clever-operator.fullname" . }}-metrics-reader
 {{- end }}
