@@ -241,12 +241,36 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		// `default` applies, and does not allow team-b.
 		Entry("team-b, endpoint only", false, "[api]\nendpoint = %q\n", status.ReasonCredentialsNotAllowed),
 		Entry("team-b, endpoint and consumer pair", false, "[api]\nendpoint = %q\nconsumer-key = \"ck-evil-1\"\nconsumer-secret = \"cs-evil-1\"\n", status.ReasonCredentialsNotAllowed),
-		// A token is an identity of its own, but incomplete: refused before any call.
-		Entry("team-b, endpoint and a token without its secret", false, "[api]\nendpoint = %q\ntoken = \"tk-evil-1\"\n", status.ReasonInvalidCredentials),
+		Entry("team-b, endpoint and a token secret without its token", false, "[api]\nendpoint = %q\nsecret = \"ts-evil-1\"\n", status.ReasonCredentialsNotAllowed),
+		// In team-a, `default` would allow it: the foreign endpoint without a complete
+		// identity of its own is refused before any call.
 		Entry("team-a, endpoint only", true, "[api]\nendpoint = %q\n", status.ReasonInvalidCredentials),
 		Entry("team-a, endpoint and consumer pair", true, "[api]\nendpoint = %q\nconsumer-key = \"ck-evil-2\"\nconsumer-secret = \"cs-evil-2\"\n", status.ReasonInvalidCredentials),
-		Entry("team-a, endpoint and a token without its secret", true, "[api]\nendpoint = %q\ntoken = \"tk-evil-2\"\n", status.ReasonInvalidCredentials),
+		Entry("team-a, endpoint and a token secret without its token", true, "[api]\nendpoint = %q\nsecret = \"ts-evil-2\"\nconsumer-key = \"ck-evil-3\"\nconsumer-secret = \"cs-evil-3\"\n", status.ReasonInvalidCredentials),
 	)
+
+	It("may use an identity of its own at an endpoint of its own (a token alone is a bearer token), never with the operator's", func() {
+		w := newWorld()
+		evil := newRecorder()
+		c := calls(w.orgA)
+		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "clever-operator", Namespace: w.teamB},
+			StringData: map[string]string{"config": fmt.Sprintf("[api]\nendpoint = %q\ntoken = \"tk-own-b\"\n", evil.URL)}}
+		Expect(k8s.Create(ctx, override)).To(Succeed())
+		rd := create(sample("api_v1_redis.yaml", w.teamB, "own-endpoint", w.orgA))
+		// The endpoint answers 401 to everything.
+		expectRefused(rd, status.ReasonInvalidCredentials)
+		Expect(evil.n.Load()).To(BeNumerically(">", 0), "the namespace's own identity went to its own endpoint")
+		Expect(evil.operators.Load()).To(BeZero(), "never the operator's consumer key or token")
+		expectNoCalls(c, "the operator's API, about team-a's organisation")
+		// Refused for invalid credentials, it stays Terminating while they are invalid (the
+		// operator cannot prove it created nothing); without the override, `default` applies,
+		// which refuses team-b: released without any call.
+		Expect(k8s.Delete(ctx, suite.Get(rd))).To(Succeed())
+		Expect(k8s.Delete(ctx, override)).To(Succeed())
+		Eventually(suite.GetOf(rd)).Should(BeNil())
+		Expect(evil.operators.Load()).To(BeZero())
+		expectNoCalls(c, "the operator's API, about team-a's organisation")
+	})
 
 	It("leaves team-a working as before: create, restore from a backup (new UID, signed claim) onto its own add-on, delete", func() {
 		w := newWorld()
