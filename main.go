@@ -27,6 +27,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
@@ -37,7 +38,11 @@ import (
 // needs inside the watched namespaces (the add-on kinds, Secrets, ConfigMaps, events,
 // workloads) is in internal/rbac/namespaced (ClusterRole manager-namespaced-role), bound per
 // watched namespace when the operator watches a set of namespaces.
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// The admin-managed credentials (internal/credentials): read, the default one created at
+// start-up, status written.
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials/status,verbs=get;update;patch
 // The metrics endpoint's authentication and authorization (--metrics-secure, the default).
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
@@ -82,6 +87,9 @@ type flags struct {
 	workers                           int
 	apiRate                           float64
 	api                               config.APIConfig
+	defaultCredentials                string
+	createDefaultCredentials          bool
+	credentialsCheckPeriod            time.Duration
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
@@ -134,6 +142,9 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.api.TokenExpiration, config.FlagTokenExpiration, "", "when the token expires (RFC 3339 or YYYY-MM-DD), for the expiry warning (env CLEVER_OPERATOR_API_TOKEN_EXPIRATION)")
 	fs.StringVar(&f.cleverToolsFile, config.FlagCleverToolsConfig, "", "clever-tools login file (clever-tools.json) to take the credentials from (env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG; default: "+strings.Join(config.DefaultCleverToolsPaths, ", ")+" when it exists)")
 	fs.DurationVar(&f.expiryWarning, "credentials-expiry-warning", operator.DefaultCredentialsExpiryWarning, "warn (Warning events, log) this long before known credentials expire; 0 or less: never")
+	fs.StringVar(&f.defaultCredentials, "default-credentials", addon.DefaultCredentialsName, "ClusterCleverCredentials of the resources that name none and whose namespace has no override Secret (\"\": none, the operator's credentials allowed everywhere)")
+	fs.BoolVar(&f.createDefaultCredentials, "create-default-credentials", true, "create the --default-credentials ClusterCleverCredentials at start-up when it is absent (every namespace, any organisation)")
+	fs.DurationVar(&f.credentialsCheckPeriod, "credentials-check-period", credentials.DefaultCheckPeriod, "how often CleverCredentials and ClusterCleverCredentials are checked at Clever Cloud (GET /v2/self)")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
 	return f, zopts, fs
@@ -206,6 +217,8 @@ func run(args []string, stdout io.Writer) error {
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
+		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
+		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,
 	}); err != nil {
 		return err
 	}

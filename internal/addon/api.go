@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
@@ -43,11 +44,12 @@ type API interface {
 	RebuildOperator(ctx context.Context, provider, realID string) error
 }
 
-// Credentials gives the API client for a namespace: the namespace's own credentials when it
-// has an override Secret, else the operator's global ones. The key identifies the credential
-// set (for caches); it reveals nothing about it.
+// Credentials resolves what a resource's credentials allow (docs/operator.md, "Credentials
+// objects"): its spec.credentialsRef, else its namespace's override Secret, else the default
+// ClusterCleverCredentials. A refusal is a *RefusedError (reason and message for the
+// condition); other errors are transient.
 type Credentials interface {
-	For(ctx context.Context, namespace string) (api API, key string, err error)
+	Resolve(ctx context.Context, obj *unstructured.Unstructured) (*Grant, error)
 }
 
 // PlanCache resolves plan slugs and names to plan ids from the provider catalogue, fetched at

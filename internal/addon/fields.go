@@ -31,6 +31,9 @@ var (
 	specVersion          = path{"spec", "version"} // operator add-ons: a version string
 	specVariables        = path{"spec", "variables"}
 	specSecret           = path{"spec", "secret"}
+
+	specCredentialsRefKind = path{"spec", "credentialsRef", "kind"}
+	specCredentialsRefName = path{"spec", "credentialsRef", "name"}
 )
 
 // Status fields the engine owns (internal/hybrid keeps them through the Helm side's writes).

@@ -52,10 +52,17 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return r.release(ctx, s)
 	}
 
-	api, _, err := r.Credentials.For(ctx, obj.GetNamespace())
-	if err != nil {
-		return s.failDelete(fmt.Sprintf("cannot delete the add-on: no usable Clever Cloud credentials for namespace %s: %v", obj.GetNamespace(), err), err)
+	if addonID == "" && refusedBefore(obj) {
+		// Its credentials refused it before it was deleted, and it never recorded an add-on:
+		// the operator never called Clever Cloud for it, so there is nothing to look for.
+		s.event(corev1.EventTypeWarning, EventAddonLeftBehind,
+			fmt.Sprintf("Released without calling Clever Cloud: its credentials refused this resource (%s) and it never had an add-on", addonReadyReason(obj)))
+		return r.release(ctx, s)
 	}
+	if err := r.connect(ctx, s); err != nil {
+		return err
+	}
+	api := s.api
 	if addonID != "" && statusAdopted.Bool(obj) && !r.bindingStillAllowed(s, addonID) {
 		// deletionPolicy Delete on an add-on this resource bound but did not create, and
 		// neither a claim of its namespace nor its credentials allow binding it (any more):

@@ -48,7 +48,9 @@ func (a *deleteAPI) Self(context.Context) (*clevercloud.Self, error) {
 
 type staticCredentials struct{ api API }
 
-func (s staticCredentials) For(context.Context, string) (API, string, error) { return s.api, "k", nil }
+func (s staticCredentials) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
+	return &Grant{API: s.api, Key: "k", Source: "test credentials", BindAny: true}, nil
+}
 
 // TestFinalizeA404IsNotProof drives finalize (no API server: a fake Kubernetes client and a
 // fake Clever Cloud API) through the answers a deletion can get.

@@ -36,12 +36,11 @@ type pass struct {
 	// first: this pass put the finalizer on the resource (no operator worked on it before).
 	first bool
 
-	// api and key: the Clever Cloud client of the resource's namespace and the key of its
-	// credential set (set by connect).
-	api API
-	key string
-	// grant is what the resolved credentials allow (set by connect).
+	// grant is what the resource's credentials allow; api and key: its Clever Cloud client
+	// and the key of its credential set (all set by connect).
 	grant *Grant
+	api   API
+	key   string
 	// info is an operator add-on's v4 answer, read by credentials, recorded by publish.
 	info *clevercloud.OperatorInfo
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -72,6 +74,10 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
 	Now                     func() time.Time
+
+	// Triggers, when set, wakes resources from outside (credentials objects and override
+	// Secrets that changed: internal/credentials.Enqueuer).
+	Triggers source.Source
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
@@ -125,11 +131,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		sel := r.Selector
 		forPreds = append(forPreds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Kind.Lower()+"-addon").
 		For(r.newObject(), builder.WithPredicates(forPreds...)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.newObject(), handler.OnlyControllerOwner()),
-			builder.WithPredicates(sourceSecrets, onlyDeletes)).
+			builder.WithPredicates(sourceSecrets, onlyDeletes))
+	if r.Triggers != nil {
+		b = b.WatchesRawSource(r.Triggers)
+	}
+	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 			// Failed API calls back off per resource from 1 s to 10 min; no hot retry loop.
@@ -195,6 +205,11 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		s.first = true
 	}
 	s.syncPause = pausedChanged(s.obj)
+	// Every pass checks the credentials, even one with nothing to do at Clever Cloud: a revoked
+	// override Secret or a restricted credentials object takes effect at once.
+	if err := r.connect(ctx, s); err != nil {
+		return err
+	}
 	if rotationRequested(s.obj) {
 		if err := r.rotate(ctx, s); err != nil {
 			return err
@@ -287,17 +302,36 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.fresh.Delete(obj.GetUID())
 }
 
-// connect sets the pass's API client from the namespace's credentials (once per pass).
+// connect resolves the resource's credentials (once per pass) and checks spec.organisation
+// against what they allow, before any Clever Cloud call: every step that calls the API
+// (provision, refresh, rotation, deletion) goes through it. A refusal (credentials not found,
+// not allowed for the namespace, invalid, or an organisation they do not allow) is reported on
+// the resource with a Warning event, and nothing is called.
 func (r *Reconciler) connect(ctx context.Context, s *pass) error {
-	if s.api != nil {
+	if s.grant != nil {
 		return nil
 	}
-	api, key, err := r.Credentials.For(ctx, s.obj.GetNamespace())
-	if err != nil {
-		// Retried with backoff: fixing the namespace's Secret is picked up without a touch.
-		return s.fail(status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for namespace %s: %v", s.obj.GetNamespace(), err), err)
+	deleting := s.obj.GetDeletionTimestamp() != nil
+	hint := ""
+	if deleting {
+		// Never call the API with credentials that do not allow the resource, and never
+		// release it silently: it stays Terminating until they do, or until told.
+		hint = fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the add-on (to release it without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
 	}
-	s.api, s.key = api, key
+	g, err := r.Credentials.Resolve(ctx, s.obj)
+	if err != nil {
+		if ref, ok := AsRefused(err); ok {
+			// Waits for the credentials (or the resource) to change: a change of a credentials
+			// object or override Secret enqueues the resources using it.
+			return s.fail(ref.Reason, ref.Message+hint, nil)
+		}
+		return s.fail(status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v%s", s.obj.GetNamespace(), s.obj.GetName(), err, hint), err)
+	}
+	if !g.AllowsOrganisation(s.org) {
+		return s.fail(status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s), which allow only %s; nothing was done at Clever Cloud%s",
+			s.org, g.Source, strings.Join(g.Organisations, ", "), hint), nil)
+	}
+	s.grant, s.api, s.key = g, g.API, g.Key
 	return nil
 }
 

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,9 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 )
 
@@ -54,9 +58,22 @@ type Options struct {
 	CredentialsExpiryWarning time.Duration
 	// Pod names the operator's own Pod (namespace/name[/uid], from the downward API), which
 	// receives the Warning events about the operator's own credentials; "" = log only.
-	Pod        string
-	Registerer prometheus.Registerer
-	Log        logr.Logger
+	Pod string
+	// DefaultCredentials is the ClusterCleverCredentials of resources that name none (and
+	// have no override Secret); "" = "default". NoDefaultCredentials: none (every such
+	// resource uses the operator's credentials, allowed everything).
+	DefaultCredentials   string
+	NoDefaultCredentials bool
+	// SkipCreateDefaultCredentials: do not create the default ClusterCleverCredentials at
+	// start-up when it is absent.
+	SkipCreateDefaultCredentials bool
+	// OperatorNamespace is where a ClusterCleverCredentials' Secret is when it names no
+	// namespace (default: the namespace of Pod).
+	OperatorNamespace string
+	// CredentialsCheckPeriod is how often credentials objects are checked (default 10m).
+	CredentialsCheckPeriod time.Duration
+	Registerer             prometheus.Registerer
+	Log                    logr.Logger
 	// ClaimKey signs the addon-claim annotations (proof that a namespace created an add-on);
 	// nil: LoadClaimKey's order (env CLEVER_OPERATOR_CLAIM_KEY, then ClaimKeySecret,
 	// created when missing, else a key for this process only).
@@ -64,14 +81,19 @@ type Options struct {
 	ClaimKeySecret types.NamespacedName
 }
 
-// NewScheme returns the scheme the manager needs: the built-in types. Custom resources are
-// handled as unstructured objects by both sides, so no typed API is registered (the Helm
-// reconciler registers each GVK as Unstructured itself).
+// NewScheme returns the scheme the manager needs: the built-in types and the credentials
+// kinds. The add-on custom resources are handled as unstructured objects by both sides, so
+// their typed API is not registered (the Helm reconciler registers each GVK as Unstructured
+// itself).
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
+	// The credentials kinds are typed (only they: the add-on kinds stay unstructured).
+	s.AddKnownTypes(v1alpha1.GroupVersion, &v1alpha1.CleverCredentials{}, &v1alpha1.CleverCredentialsList{},
+		&v1alpha1.ClusterCleverCredentials{}, &v1alpha1.ClusterCleverCredentialsList{})
+	metav1.AddToGroupVersion(s, v1alpha1.GroupVersion)
 	return s, nil
 }
 
@@ -122,9 +144,24 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	creds := &addon.NamespacedCredentials{
-		Reader: overrides,
-		Global: o.API,
+	defName := o.DefaultCredentials
+	if defName == "" {
+		defName = addon.DefaultCredentialsName
+	}
+	if o.NoDefaultCredentials {
+		defName = ""
+	}
+	opNS := o.OperatorNamespace
+	if opNS == "" && o.Pod != "" {
+		opNS, _, _ = strings.Cut(o.Pod, "/")
+	}
+	creds := &addon.Resolver{
+		Reader:            mgr.GetClient(),
+		Overrides:         overrides,
+		SecretReader:      mgr.GetAPIReader(),
+		Global:            o.API,
+		DefaultName:       defName,
+		OperatorNamespace: opNS,
 		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
 			return NewAPIClient(c, ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
 		},
@@ -135,6 +172,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 	}
+	enq := &credentials.Enqueuer{Reader: mgr.GetClient(), DefaultName: defName, Log: o.Log.WithName("credentials")}
 	plans := &addon.PlanCache{}
 	var watched []addon.Kind
 	for _, w := range o.Watches {
@@ -166,11 +204,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, Metrics: engineMetrics,
-			Log: o.Log.WithName("addon"), ClaimKey: claimKey,
+			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
 		}
+	}
+	if err := setupCredentials(mgr, o, creds, enq, overrides, recorder); err != nil {
+		return err
 	}
 	expiry := newExpiryWatcher(o, overrides, recorder)
 	if err := overrides.onChange(context.Background(), expiry.changed); err != nil {
@@ -204,4 +245,52 @@ func syncedCheck(synced *atomic.Bool) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// setupCredentials registers the credentials objects' controllers, the creation of the
+// default ClusterCleverCredentials, and the wake-ups of the resources whose override Secret
+// changed.
+func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *credentials.Enqueuer, overrides *overrideSecrets, recorder record.EventRecorder) error {
+	for _, cluster := range []bool{false, true} {
+		r := &credentials.Reconciler{Cluster: cluster, Client: mgr.GetClient(), Resolver: res, Enqueuer: enq, Recorder: recorder,
+			Period: o.CredentialsCheckPeriod, Log: o.Log.WithName("credentials")}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the credentials controller: %w", err)
+		}
+	}
+	if res.DefaultName != "" && !o.SkipCreateDefaultCredentials {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			// Not fatal: without it, resources use the operator's credentials, allowed everything.
+			if err := credentials.EnsureDefault(ctx, mgr.GetClient(), mgr.GetAPIReader(), res.DefaultName, o.Log.WithName("credentials")); err != nil {
+				o.Log.Error(err, "creating the default ClusterCleverCredentials")
+			}
+			return nil
+		})); err != nil {
+			return err
+		}
+	}
+	// Namespaces' labels decide which ClusterCleverCredentials select them: the resolver reads
+	// them from this metadata-only cache, and a change of labels wakes the namespace's resources.
+	nsMeta := &metav1.PartialObjectMetadata{}
+	nsMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	inf, err := mgr.GetCache().GetInformer(context.Background(), nsMeta)
+	if err != nil {
+		return fmt.Errorf("cache of namespaces: %w", err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(client.Object)
+			n, ok2 := newObj.(client.Object)
+			if ok1 && ok2 && !labels.Equals(o.GetLabels(), n.GetLabels()) {
+				enq.All(context.Background(), n.GetName())
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	return overrides.onNamespaceChange(context.Background(), func(ns string) {
+		if ns != "" {
+			enq.Namespace(context.Background(), ns)
+		}
+	})
 }

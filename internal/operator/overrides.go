@@ -113,3 +113,43 @@ func (o *overrideSecrets) onChange(ctx context.Context, fn func()) error {
 func (o *overrideSecrets) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return errors.New("listing override Secrets is not supported")
 }
+
+// onNamespaceChange calls fn with the namespace of an override Secret created, changed or
+// deleted after the start (fn must not block): a revoked or fixed override takes effect at
+// once, not at the next retry.
+func (o *overrideSecrets) onNamespaceChange(ctx context.Context, fn func(namespace string)) error {
+	if o == nil {
+		return nil
+	}
+	nsOf := func(obj any) string {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if s, ok := obj.(*corev1.Secret); ok {
+			return s.Namespace
+		}
+		return ""
+	}
+	for _, name := range addon.OverrideSecretNames {
+		c, ok := o.byName[name]
+		if !ok {
+			continue
+		}
+		inf, err := c.GetInformer(ctx, &corev1.Secret{})
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, initial bool) {
+				if !initial {
+					fn(nsOf(obj))
+				}
+			},
+			UpdateFunc: func(_, obj any) { fn(nsOf(obj)) },
+			DeleteFunc: func(obj any) { fn(nsOf(obj)) },
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

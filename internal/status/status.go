@@ -230,12 +230,16 @@ func SetConditions(obj *unstructured.Unstructured, conds []Condition) {
 	_ = unstructured.SetNestedSlice(obj.Object, raw, "status", "conditions")
 }
 
+// deletionRefusal: the resource's credentials refuse the deletion's Clever Cloud calls (it
+// stays Terminating; the message says how to release it).
+var deletionRefusal = map[string]bool{ReasonCredentialsNotFound: true, ReasonCredentialsNotAllowed: true, ReasonOrganisationNotAllowed: true, ReasonInvalidCredentials: true}
+
 // Ready derives the Ready condition (and whether the resource is stalled) from the others.
 func Ready(conds []Condition, deleting bool, generation int64) (ready Condition, stalled bool) {
 	ready = Condition{Type: TypeReady, ObservedGeneration: generation}
 	if deleting {
 		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ReasonDeleting, "deleting the add-on at Clever Cloud"
-		if a, ok := Find(conds, TypeAddonReady); ok && (a.Reason == ReasonDeleteFailed || a.Reason == ReasonDeletionUnconfirmed || a.Reason == ReasonDeletionDeferred) {
+		if a, ok := Find(conds, TypeAddonReady); ok && (a.Reason == ReasonDeleteFailed || a.Reason == ReasonDeletionUnconfirmed || a.Reason == ReasonDeletionDeferred || deletionRefusal[a.Reason]) {
 			ready.Reason, ready.Message = a.Reason, a.Message
 		}
 		return ready, false

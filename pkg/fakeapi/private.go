@@ -158,5 +158,5 @@ func (s *Server) Organisations() []Organisation {
 }
 
 func (s *Server) getOrganisations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.Organisations())
+	writeJSON(w, http.StatusOK, s.organisationsFor(r))
 }

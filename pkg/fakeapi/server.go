@@ -65,6 +65,10 @@ type Options struct {
 	// (after the user's personal entry), besides every owner that has ever
 	// had an add-on. See also AddOrganisation.
 	Organisations []string
+	// Identities are who some credential sets authenticate as, by token (an OAuth1 token
+	// or a bearer token): GET /v2/self and GET /v2/organisations answer for that identity.
+	// A token not listed is the server's one user (Self).
+	Identities map[string]Identity
 	// SkipAuth disables authentication entirely.
 	SkipAuth bool
 	// MaxClockSkew bounds |now - oauth_timestamp| (default 5m).
@@ -142,6 +146,7 @@ type Server struct {
 	byStatus    map[string]map[int]int
 	byOwner     map[string]int
 	ownerCounts map[string]map[string]int // owner -> route -> n
+	tokenCounts map[string]map[string]int // token -> route -> n (authenticated requests)
 
 	// guarded by mu
 	privatePlans map[string]map[string][]*Plan // owner -> providerId -> plans
@@ -351,6 +356,7 @@ func (s *Server) apiHandler(route string, guarded bool, h http.HandlerFunc) http
 				writeError(rec, http.StatusUnauthorized, errIDUnauthorized, authErr)
 				return
 			}
+			r = s.withToken(r, route)
 			var answered bool
 			if out, answered = s.applyOwnerFault(rec, r, route); answered {
 				return
@@ -421,6 +427,7 @@ func (s *Server) ResetCounts() {
 	s.byStatus = map[string]map[int]int{}
 	s.byOwner = map[string]int{}
 	s.ownerCounts = map[string]map[string]int{}
+	s.tokenCounts = map[string]map[string]int{}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -496,7 +503,7 @@ func addonNotFound(w http.ResponseWriter) {
 }
 
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.Self())
+	writeJSON(w, http.StatusOK, s.selfFor(r))
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {

@@ -203,7 +203,7 @@ var _ = Describe("bad input the API server accepts", func() {
 				c.override(map[string]string{"config": "[api\ntoken = \"bi-broken-override-token-77\n"})
 				return c.sample("api_v1_redis.yaml")
 			},
-			ready: "False/InvalidCredentials", stalled: true, message: `secret bad-`, secrets: []string{"bi-broken-override-token-77"},
+			ready: "False/InvalidCredentials", stalled: true, message: `Secret bad-`, secrets: []string{"bi-broken-override-token-77"},
 		}),
 		Entry("override Secret with the wrong key", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {

@@ -235,8 +235,8 @@ var _ = Describe("config/samples", func() {
 		panic(err)
 	}
 
-	It("has one sample per kind, all listed in its kustomization.yaml", func() {
-		Expect(files).To(HaveLen(14))
+	It("has one sample per kind (14 add-on kinds, 2 credentials kinds), all listed in its kustomization.yaml", func() {
+		Expect(files).To(HaveLen(16))
 		listed := kustomizationResources(filepath.Join(samplesDir, "kustomization.yaml"))
 		var names []string
 		for _, f := range files {
@@ -248,14 +248,16 @@ var _ = Describe("config/samples", func() {
 		for _, f := range files {
 			kinds[decode(readFile(f)).GetKind()] = true
 		}
-		Expect(kinds).To(HaveLen(14))
+		Expect(kinds).To(HaveLen(16))
 	})
 
 	for _, f := range files {
 		It("accepts "+filepath.Base(f), func() {
 			obj := decode(readFile(f))
 			Expect(obj.GetNamespace()).To(BeEmpty(), "samples are namespace-agnostic")
-			obj.SetNamespace(samplesNamespace)
+			if obj.GetKind() != "ClusterCleverCredentials" { // cluster-scoped
+				obj.SetNamespace(samplesNamespace)
+			}
 			expectAcceptedUnchanged(obj)
 		})
 	}
@@ -266,7 +268,7 @@ var _ = Describe("config/crd/kustomization.yaml", func() {
 		crdDir := filepath.Join("..", "..", "config", "crd")
 		files, err := filepath.Glob(filepath.Join(crdDir, "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(14))
+		Expect(files).To(HaveLen(16), "the 14 add-on kinds and the 2 credentials kinds")
 		var names []string
 		for _, f := range files {
 			names = append(names, "bases/"+filepath.Base(f))

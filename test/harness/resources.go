@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,13 +19,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Samples loads config/samples/api_*.yaml: one resource of every kind, sorted by file name.
+// Samples loads config/samples/api_*.yaml: one resource of every add-on kind, sorted by file
+// name (the credentials kinds' samples are left out: IsCredentialsSample).
 func Samples() ([]*unstructured.Unstructured, error) {
 	dir := filepath.Join("config", "samples")
 	files, err := filepath.Glob(filepath.Join(dir, "api_*.yaml"))
 	if err != nil {
 		return nil, err
 	}
+	files = slices.DeleteFunc(files, IsCredentialsSample)
 	sort.Strings(files)
 	var out []*unstructured.Unstructured
 	for _, f := range files {
@@ -276,4 +279,10 @@ func Exited(ops ...*Operator) func() error {
 		}
 		return nil
 	}
+}
+
+// IsCredentialsSample says whether a config/samples file is one of the credentials kinds'
+// (CleverCredentials, ClusterCleverCredentials), not an add-on kind's.
+func IsCredentialsSample(file string) bool {
+	return strings.HasSuffix(filepath.Base(file), "credentials.yaml")
 }
