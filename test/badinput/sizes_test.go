@@ -65,4 +65,3 @@ var _ = Describe("oversized input the API server refuses", func() {
 			message: "spec.variables: the names and values are at most 786432 bytes in all"}),
 	)
 })
-
