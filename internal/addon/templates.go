@@ -112,7 +112,7 @@ func RenderTemplates(templates, data map[string]string) (map[string]string, erro
 			if errors.As(err, &le) {
 				return &TemplateError{Msg: fmt.Sprintf("spec.secret.templates[%s] %s", key, le.msg)}
 			}
-			return &TemplateError{Msg: redact(fmt.Sprintf("spec.secret.templates[%s] %s: %s", key, what, err.Error()), key, data)}
+			return &TemplateError{Msg: fmt.Sprintf("spec.secret.templates[%s] %s: %s", key, what, redact(err.Error(), data))}
 		}
 		t, err := texttemplate.New(key).Option("missingkey=error").Funcs(funcs).Parse(templates[key])
 		if err != nil {
@@ -554,10 +554,10 @@ func listLen(args []reflect.Value, i int) int {
 	return 0
 }
 
-// redact replaces every credential value (of at least 3 bytes) found in msg. If one is still
-// there afterwards (a value that is part of the replacement text or of the message's own
-// words), the details are withheld altogether.
-func redact(msg, key string, data map[string]string) string {
+// redact replaces every credential value (of at least 3 bytes) found in a message's details.
+// If one is still there afterwards (a value that is part of the replacement text), the
+// details are withheld altogether.
+func redact(msg string, data map[string]string) string {
 	vals := make([]string, 0, len(data))
 	for _, v := range data {
 		if len(v) >= 3 {
@@ -571,11 +571,10 @@ func redact(msg, key string, data map[string]string) string {
 	}
 	for _, v := range vals {
 		if strings.Contains(msg, v) {
-			msg = fmt.Sprintf("spec.secret.templates[%s] cannot be rendered (details withheld: they would quote a credential)", key)
-			break
+			return "details withheld (they would quote a credential)"
 		}
 	}
-	const maxLen = 600
+	const maxLen = 500
 	if len(msg) > maxLen {
 		msg = msg[:maxLen] + "…"
 	}
