@@ -93,6 +93,9 @@ func (e *limitError) Error() string { return e.msg }
 // function or define/template/block, fails to execute, or exceeds the limits above (output,
 // value sizes, work, time). Any credential value an error message would quote is redacted.
 func RenderTemplates(templates, data map[string]string) (map[string]string, error) {
+	if len(templates) == 0 {
+		return map[string]string{}, nil
+	}
 	keys := make([]string, 0, len(templates))
 	for k := range templates {
 		keys = append(keys, k)
