@@ -112,3 +112,31 @@ func hasRule(s *apiextensionsv1.JSONSchemaProps, part string) bool {
 	}
 	return false
 }
+
+// TestWalkerFlagsUnboundedFields: the walker itself finds each kind of unbounded field.
+func TestWalkerFlagsUnboundedFields(t *testing.T) {
+	n := int64(8)
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	bounded := apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &n}
+	schema := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"s":    str,
+		"ok":   bounded,
+		"enum": {Type: "string", Enum: []apiextensionsv1.JSON{{Raw: []byte(`"a"`)}}},
+		"list": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &bounded}},
+		"map":  {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &str}},
+		"okmap": {Type: "object", MaxProperties: &n, AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &str},
+			XValidations: apiextensionsv1.ValidationRules{{Rule: "self.all(k, size(k) <= 8 && size(self[k]) <= 8)"}}},
+	}}
+	got := strings.Join(unbounded("X", &schema), "\n")
+	for _, want := range []string{"X.s: string without maxLength", "X.list: list without maxItems", "X.map: map without maxProperties",
+		"X.map: map keys without a CEL rule", "X.map: map values without maxLength"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("walker missed %q; got:\n%s", want, got)
+		}
+	}
+	for _, ok := range []string{"X.ok:", "X.enum:", "X.okmap:"} {
+		if strings.Contains(got, ok) {
+			t.Errorf("walker flagged a bounded field %q:\n%s", ok, got)
+		}
+	}
+}
