@@ -5,31 +5,79 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 )
 
-// TestHelmEngineHasNoEnvFunctions proves the second line of defence: even if a template got
-// past the operator's check, Helm's own engine (v3, pkg/engine funcMap) deletes sprig's env
-// and expandenv, so the chart's tpl cannot read the operator's environment.
-func TestHelmEngineHasNoEnvFunctions(t *testing.T) {
+// TestChartNeverExecutesTemplates: the chart copies the templates' results the operator
+// rendered; a template string that reached the values as is would be published verbatim,
+// never executed by Helm (no tpl), so Helm's engine runs no tenant template at all.
+func TestChartNeverExecutesTemplates(t *testing.T) {
 	t.Setenv("CLEVER_OPERATOR_TEST_ENV_SECRET", "operator-env-S3cret")
 	ch, err := loader.Load("../../helm-charts/clever-addon")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tmpl := range []string{`{{ env "CLEVER_OPERATOR_TEST_ENV_SECRET" }}`, `{{ expandenv "$CLEVER_OPERATOR_TEST_ENV_SECRET" }}`} {
-		vals, err := Values(pgKind(t), pgObject(nil), &corev1.Secret{}, pgData)
-		if err != nil {
-			t.Fatal(err)
+	vals, err := Values(pgKind(t), pgObject(nil), &corev1.Secret{}, pgData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := map[string]string{
+		"E": `{{ env "CLEVER_OPERATOR_TEST_ENV_SECRET" }}`,
+		"I": `{{ include "clever-addon.annotations" . }}`,
+		"R": `{{ range until 100000000 }}x{{ end }}`,
+	}
+	// Bypass the operator: hand the strings straight to the chart.
+	vals["templates"] = map[string]any{"E": raw["E"], "I": raw["I"], "R": raw["R"]}
+	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "r", Namespace: "ns"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range files {
+		if strings.Contains(f, "operator-env-S3cret") {
+			t.Fatalf("%s: the environment leaked", name)
 		}
-		// Bypass the operator's check: hand the template straight to Helm.
-		vals["templates"] = map[string]any{"E": tmpl}
-		rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "r", Namespace: "ns"}, nil)
+	}
+	objs := map[string]map[string]any{}
+	for name, content := range files {
+		if strings.TrimSpace(content) == "" || strings.HasSuffix(name, ".tpl") {
+			continue
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(content), &m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		objs[m["kind"].(string)+"/"+m["metadata"].(map[string]any)["name"].(string)] = m
+	}
+	got := decoded(t, objs["Secret/db-secrets"])
+	for k, v := range raw {
+		if got[k] != v {
+			t.Fatalf("%s: published %q, want the string as is %q", k, got[k], v)
+		}
+	}
+}
+
+// TestHelmEngineHasNoEnvFunctions proves what Helm v3's pkg/engine does for any chart: its
+// function map deletes sprig's env and expandenv (a second line of defence; this operator's
+// chart runs no tenant template anyway).
+func TestHelmEngineHasNoEnvFunctions(t *testing.T) {
+	t.Setenv("CLEVER_OPERATOR_TEST_ENV_SECRET", "operator-env-S3cret")
+	for _, tmpl := range []string{`{{ env "CLEVER_OPERATOR_TEST_ENV_SECRET" }}`, `{{ expandenv "$CLEVER_OPERATOR_TEST_ENV_SECRET" }}`} {
+		ch := &chart.Chart{
+			Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "probe", Version: "0.1.0"},
+			Templates: []*chart.File{{Name: "templates/probe.yaml", Data: []byte("value: " + tmpl + "\n")}},
+		}
+		rv, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: "r", Namespace: "ns"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
