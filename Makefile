@@ -94,6 +94,21 @@ test: envtest-bins kustomize helm vet ## Run unit tests and envtest suites again
 .PHONY: ci
 ci: verify-generated verify-chart verify-bundle bundle-validate test ## Everything .ci/run checks.
 
+# Go fuzz targets (package:Function). Their seeds (f.Add and testdata/fuzz/<Function>/) already
+# run with every `go test`; `make fuzz` explores each one for FUZZTIME, one after the other.
+FUZZTIME ?= 20s
+FUZZ_TARGETS ?= ./internal/config:FuzzParseDocument ./internal/config:FuzzParseCleverTools \
+	./internal/config:FuzzParseOverrideSecret ./internal/config:FuzzApplyOverride ./internal/addon:FuzzRenderTemplates
+FUZZ_FLAGS ?= -fuzzminimizetime=5s
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME each (sequentially); a failure leaves its input in testdata/fuzz/.
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz: $$pkg $$name for $(FUZZTIME)"; \
+		go test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $(FUZZ_FLAGS); \
+	done
+
 ##@ Build
 
 .PHONY: build

@@ -40,11 +40,10 @@ import (
 // workloads) is in internal/rbac/namespaced (ClusterRole manager-namespaced-role), bound per
 // watched namespace when the operator watches a set of namespaces.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// The credentials kinds (read everywhere; the default ClusterCleverCredentials is created at
-// start-up; their status reports the checks).
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials;clusterclevercredentials,verbs=get;list;watch
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials,verbs=create
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status;clusterclevercredentials/status,verbs=get;update;patch
+// The admin-managed credentials (internal/credentials): read, the default one created at
+// start-up, status written.
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clusterclevercredentials/status,verbs=get;update;patch
 // The metrics endpoint's authentication and authorization (--metrics-secure, the default).
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -28,6 +28,7 @@ type Instance struct {
 	// for example `par` (Paris), `grahds`, `rbx`, `rbxhds`, `scw`, `mtl`,
 	// `sgp`, `syd` or `wsw`. It is sent as is to the Clever Cloud API.
 	// Immutable: an add-on cannot move between regions.
+	// +kubebuilder:validation:MaxLength=64
 	Region string `json:"region"`
 
 	// Plan selects the Clever Cloud plan (size) of the add-on. It accepts a plan
@@ -35,6 +36,7 @@ type Instance struct {
 	// slugs and names are resolved against the provider's plan list when the
 	// add-on is created. The operator never rewrites this field: the resolved
 	// plan id is reported in `status.plan`.
+	// +kubebuilder:validation:MaxLength=128
 	Plan string `json:"plan"`
 }
 
@@ -46,6 +48,7 @@ type RegionInstance struct {
 	// for example `par` (Paris), the only region where this add-on is offered
 	// today. It is sent as is to the Clever Cloud API.
 	// Immutable: an add-on cannot move between regions.
+	// +kubebuilder:validation:MaxLength=64
 	Region string `json:"region"`
 }
 
@@ -56,6 +59,7 @@ type MigratableInstance struct {
 	// `rbx`, `rbxhds`, `scw`, `mtl`, `sgp`, `syd` or `wsw`. Changing it on an
 	// existing add-on runs a Clever Cloud migration to that region.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	Region string `json:"region"`
 
 	// Plan selects the Clever Cloud plan (size): a slug such as `s_sml`, a plan
@@ -63,6 +67,7 @@ type MigratableInstance struct {
 	// Clever Cloud migration. The operator never rewrites this field; the
 	// resolved plan id is reported in `status.plan`.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
 	Plan string `json:"plan"`
 }
 
@@ -96,12 +101,14 @@ type SecretSpec struct {
 	// `api.clever-cloud.com/` and `app.kubernetes.io/` are reserved.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && size(self[k]) <= 63)",message="spec.secret.labels: a key is at most 317 characters (prefix/name) and a value at most 63"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// Annotations are added to the published Secret (and ConfigMap). Keys under
 	// `api.clever-cloud.com/` and `meta.helm.sh/` are reserved.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && size(self[k]) <= 4096)",message="spec.secret.annotations: a key is at most 317 characters (prefix/name) and a value at most 4096"
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// KeyPrefix is put in front of every key taken from the add-on (for example
@@ -118,9 +125,16 @@ type SecretSpec struct {
 	// A template that does not parse, or names a key the add-on does not have,
 	// sets Ready=False with reason `SecretTemplateInvalid` and leaves the
 	// published Secret as it was. A template key overrides an add-on key of the
-	// same name.
+	// same name. Templates cannot read the cluster or the operator's environment
+	// (`lookup`, `env`, `expandenv`, `getHostByName` are refused), cannot render
+	// other templates (`include`, `tpl`, `define`, `block`, `template`), and are
+	// bounded: at most 1 MiB of output in all, and a work budget for loops and
+	// functions (docs/security.md). At most 64 keys of 253 characters, each
+	// template at most 8192 characters and 65536 in all.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && size(self[k]) <= 8192)",message="spec.secret.templates: a key is at most 253 characters and a template at most 8192"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(self[k])).sum() <= 65536",message="spec.secret.templates: the templates are at most 65536 characters in all"
 	Templates map[string]string `json:"templates,omitempty"`
 
 	// ConfigMap, when set, also publishes the non-secret part of the
@@ -153,6 +167,8 @@ type RolloutSpec struct {
 	// MatchLabels selects the Deployments and StatefulSets of this namespace
 	// that carry all these labels.
 	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && size(self[k]) <= 63)",message="spec.secret.rollout.matchLabels: a key is at most 317 characters (prefix/name) and a value at most 63"
 	MatchLabels map[string]string `json:"matchLabels"`
 }
 
@@ -414,6 +430,7 @@ type Lifecycle struct {
 	// annotation api.clever-cloud.com/addon-id does the same. Immutable once set.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^addon_[A-Za-z0-9-]+$`
+	// +kubebuilder:validation:MaxLength=64
 	AddonID string `json:"addonId,omitempty"`
 
 	// DeletionPolicy is what happens to the add-on when this resource is

@@ -29,6 +29,7 @@ type ConfigProviderSpec struct {
 	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
 	// runs with must have access to it. Immutable.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	Organisation string `json:"organisation"`
 
 	// Variables are the environment variables (name to value) held by the
@@ -36,6 +37,9 @@ type ConfigProviderSpec struct {
 	// Clever Cloud applications linked to it receive them, and copies them into
 	// the credentials Secret. The add-on always lives in region `par` on the
 	// fixed config-provider plan.
+	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && size(self[k]) <= 262144)",message="spec.variables: a name is at most 253 characters and a value at most 262144"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 786432",message="spec.variables: the names and values are at most 786432 bytes in all (the credentials Secret holds at most 1 MiB)"
 	Variables map[string]string `json:"variables"`
 
 	// Lifecycle controls adoption, deletion and how much the operator may change.

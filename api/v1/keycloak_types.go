@@ -33,6 +33,7 @@ type KeycloakSpec struct {
 	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
 	// runs with must have access to it. Immutable.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	Organisation string `json:"organisation"`
 
 	// Options are the add-on settings; none exist today, so it is always `{}`.

@@ -92,6 +92,7 @@ type PostgreSqlSpec struct {
 	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
 	// runs with must have access to it. Immutable.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	Organisation string `json:"organisation"`
 
 	// Options are the PostgreSQL database settings.

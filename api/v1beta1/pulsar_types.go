@@ -29,6 +29,7 @@ type PulsarSpec struct {
 	// (`orga_<uuid>`) or a user id (`user_<uuid>`). The credentials the operator
 	// runs with must have access to it. Immutable.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	Organisation string `json:"organisation"`
 
 	// Instance is the region of the add-on; the plan is fixed by the operator

@@ -181,6 +181,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 			api := &deleteAPI{}
 			h := newHarness(t, k, api, u)
 			h.r.ClaimKey = testClaimKey
+			h.r.Credentials = grantOnly{&Grant{API: api, Key: "k", Source: "test credentials"}} // no binding allowed
 			if _, err := h.r.reconcileObject(context.Background(), u); err != nil {
 				t.Fatal(err)
 			}
@@ -190,3 +191,8 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 		})
 	}
 }
+
+// grantOnly resolves every resource to one grant.
+type grantOnly struct{ g *Grant }
+
+func (c grantOnly) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) { return c.g, nil }

@@ -43,6 +43,9 @@ const (
 // DefaultCheckPeriod is how often a credentials object is checked again.
 const DefaultCheckPeriod = 10 * time.Minute
 
+// NotReadyCheckPeriod is how often credentials that are not Ready are checked again.
+const NotReadyCheckPeriod = time.Minute
+
 // Checker is what a check calls (*clevercloud.Client implements it).
 type Checker interface {
 	Self(ctx context.Context) (*clevercloud.Self, error)
@@ -147,6 +150,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st.LastCheckedAt = &now
 	if res.RequeueAfter == 0 && retry == nil {
 		res.RequeueAfter = r.jitter(r.Period)
+		if readyStatus(st) != metav1.ConditionTrue {
+			// Credentials that do not work are few and being fixed: their Secret (not
+			// watched) is read again every minute, so a fix shows within a minute.
+			res.RequeueAfter = r.jitter(min(r.Period, NotReadyCheckPeriod))
+		}
 	}
 	if err := r.writeStatus(ctx, obj, st); err != nil {
 		return ctrl.Result{}, err

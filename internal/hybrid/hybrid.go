@@ -153,11 +153,13 @@ func Translator(c client.Client, kind *addon.Kind) values.Translator {
 }
 
 // Values builds the chart values from the resource's spec.secret and the add-on's keys.
-// Templates are checked here with the same functions and data the chart's tpl gets, so a
-// bad template stops before Helm renders anything: the published Secret stays as it was.
+// The templates are rendered here, under the operator's limits (addon.RenderTemplates), and
+// the chart only copies the results: Helm never executes a tenant's template. A bad template
+// stops before Helm renders anything: the published Secret stays as it was.
 func Values(kind *addon.Kind, obj *unstructured.Unstructured, src *corev1.Secret, data map[string]string) (chartutil.Values, error) {
 	p := kind.PublicationFor(obj)
-	if _, err := addon.RenderTemplates(p.Templates, data); err != nil {
+	rendered, err := addon.RenderTemplates(p.Templates, data)
+	if err != nil {
 		return nil, err
 	}
 	vals := chartutil.Values{
@@ -172,9 +174,8 @@ func Values(kind *addon.Kind, obj *unstructured.Unstructured, src *corev1.Secret
 			"labels":      anyMap(p.Labels),
 			"annotations": anyMap(p.Annotations),
 		},
-		"credentials":  anyMap(p.SecretData(data)),
-		"templates":    anyMap(p.Templates),
-		"templateData": anyMap(data),
+		"credentials": anyMap(p.SecretData(data)),
+		"templates":   anyMap(rendered),
 	}
 	if p.ConfigMapName != "" {
 		vals["configMap"] = map[string]any{"name": p.ConfigMapName, "data": anyMap(p.ConfigMapData(kind, data))}

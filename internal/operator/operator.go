@@ -204,7 +204,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, Metrics: engineMetrics,
-			Log: o.Log.WithName("addon"), ClaimKey: claimKey, Triggers: enq.Source(kind.GVK),
+			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -36,7 +37,11 @@ func freeAddr() string {
 // defaults of --metrics-secure), with the identity and RBAC of config/default's ServiceAccount,
 // against a real API server doing the TokenReviews and SubjectAccessReviews.
 var _ = Describe("the metrics endpoint", Ordered, func() {
-	const opNS, opSA = "clever-operator-system", "clever-operator-controller-manager"
+	// The operator's objects go to a namespace and names of this spec's own, so the namespaced
+	// install specs of the suite (config/namespaced, whatever the order) never see the
+	// cluster-wide bindings of config/default.
+	const opNS, opSA = "metrics-spec-system", "clever-operator-controller-manager"
+	const suffix = "-metrics-spec"
 	const promNS = "monitoring"
 	var url string
 	ctx := context.Background()
@@ -46,6 +51,27 @@ var _ = Describe("the metrics endpoint", Ordered, func() {
 		// another spec of this suite may already have created.
 		objs := decode(tool("kustomize", "build", "config/default"))
 		for _, o := range objs {
+			if o.GetNamespace() == "clever-operator-system" {
+				o.SetNamespace(opNS)
+			}
+			switch o.GetKind() {
+			case "ClusterRole", "ClusterRoleBinding":
+				o.SetName(o.GetName() + suffix)
+			}
+			switch o.GetKind() {
+			case "ClusterRoleBinding", "RoleBinding":
+				if k, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind"); k == "ClusterRole" {
+					n, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+					Expect(unstructured.SetNestedField(o.Object, n+suffix, "roleRef", "name")).To(Succeed())
+				}
+				subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+				for _, sub := range subjects {
+					if m := sub.(map[string]any); m["namespace"] == "clever-operator-system" {
+						m["namespace"] = opNS
+					}
+				}
+				Expect(unstructured.SetNestedSlice(o.Object, subjects, "subjects")).To(Succeed())
+			}
 			switch o.GetKind() {
 			case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 				if ns := o.GetNamespace(); ns != "" {
@@ -83,7 +109,7 @@ var _ = Describe("the metrics endpoint", Ordered, func() {
 		// Only "prometheus" gets the shipped reader role.
 		Expect(k8s.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "prometheus-clever-operator-metrics"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "clever-operator-metrics-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "clever-operator-metrics-reader" + suffix},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: promNS}},
 		})).To(Succeed())
 	})

@@ -58,8 +58,8 @@ var _ = Describe("a namespaced install (watching team-a and team-b)", Ordered, f
 	}
 
 	// expectNamespacedOnly checks what the ServiceAccount saNS/sa may do.
-	// ownOnlyKeyAndLease: in its own namespace the operator may read only the claim key
-	// (OLM grants the CSV's permissions in the operator's namespace too).
+	// ownOnlyKeyAndLease: in its own namespace the operator may only get Secrets by name and
+	// create the claim key (OLM grants the CSV's permissions in the operator's namespace too).
 	expectNamespacedOnly := func(saNS, sa string, ownOnlyKeyAndLease bool) {
 		GinkgoHelper()
 		for _, ns := range watched {
@@ -82,13 +82,16 @@ var _ = Describe("a namespaced install (watching team-a and team-b)", Ordered, f
 		Expect(access(saNS, sa, "list", "api.clever-cloud.com", "postgresqls", "", "")).To(BeFalse())
 		Expect(access(saNS, sa, "patch", "apps", "deployments", elsewhere, "")).To(BeFalse())
 
-		// Its own namespace: the Lease and the claim key, not the other Secrets there.
+		// Its own namespace: the Lease, the claim key and the Secrets of ClusterCleverCredentials,
+		// read by name (get), never listed or watched.
 		Expect(access(saNS, sa, "update", "coordination.k8s.io", "leases", saNS, "")).To(BeTrue())
 		Expect(access(saNS, sa, "get", "", "secrets", saNS, "clever-operator-claim-key")).To(BeTrue())
+		Expect(access(saNS, sa, "get", "", "secrets", saNS, "shared-clever-credentials")).To(BeTrue())
 		Expect(access(saNS, sa, "create", "", "secrets", saNS, "")).To(BeTrue())
 		if ownOnlyKeyAndLease {
-			Expect(access(saNS, sa, "get", "", "secrets", saNS, "clever-operator-credentials")).To(BeFalse())
 			Expect(access(saNS, sa, "list", "", "secrets", saNS, "")).To(BeFalse())
+			Expect(access(saNS, sa, "watch", "", "secrets", saNS, "")).To(BeFalse())
+			Expect(access(saNS, sa, "delete", "", "secrets", saNS, "clever-operator-credentials")).To(BeFalse())
 		}
 
 		// Cluster-scoped needs stay cluster-wide.

@@ -18,3 +18,6 @@ package namespaced
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// A namespace's own credentials objects (internal/credentials): read, status written.
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials,verbs=get;list;watch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status,verbs=get;update;patch
