@@ -301,7 +301,7 @@ var _ = Describe("helm template", func() {
 			Expect(reader.Rules).To(Equal([]rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}))
 		})
 
-		It("grants leader election and the claim key in the release namespace only, as config/rbac/leader_election_role.yaml", func() {
+		It("grants leader election, the claim key and Secrets by name in the release namespace only, as config/rbac/leader_election_role.yaml", func() {
 			want := &rbacv1.Role{}
 			readYAML(filepath.Join("config", "rbac", "leader_election_role.yaml"), want)
 			role := &rbacv1.Role{}
@@ -312,7 +312,8 @@ var _ = Describe("helm template", func() {
 				rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 					Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"clever-operator-claim-key"}, Verbs: []string{"get"}},
+				// Secrets by name (the claim key, ClusterCleverCredentials' Secrets), never listed.
+				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 			))
 			rb := &rbacv1.RoleBinding{}
