@@ -173,10 +173,11 @@ func indexStatusAddon(o client.Object) []string {
 	return nil
 }
 
-// ensureClaim writes the signed claim of add-on addonID on the resource that created it (one
-// metadata patch, only when the annotation is missing or does not verify, e.g. after the key
-// changed), so that a restore from backup finds the add-on again.
-func (r *Reconciler) ensureClaim(ctx context.Context, s *pass, addonID string) error {
+// ensureClaim asks for the signed claim of add-on addonID on the resource that created it
+// (written after the pass's status write by writeClaim, one metadata patch, only when the
+// annotation is missing or does not verify, e.g. after the key changed), so that a restore
+// from backup finds the add-on again.
+func (r *Reconciler) ensureClaim(_ context.Context, s *pass, addonID string) error {
 	if len(r.ClaimKey) == 0 {
 		return nil
 	}
@@ -184,28 +185,27 @@ func (r *Reconciler) ensureClaim(ctx context.Context, s *pass, addonID string) e
 	if c := r.parseClaim(obj); c != nil && c.own(r.Kind, obj) && c.addonID == addonID {
 		return nil
 	}
-	v := ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
+	s.claim = ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
+	return nil
+}
+
+// writeClaim writes the claim a pass asked for. A failure is only logged: the next full pass
+// asks again.
+func (r *Reconciler) writeClaim(ctx context.Context, s *pass) {
+	if s.claim == "" || s.released {
+		return
+	}
+	obj := s.obj
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations":     map[string]string{AnnotationAddonClaim: v},
-		"resourceVersion": obj.GetResourceVersion(),
+		"annotations": map[string]string{AnnotationAddonClaim: s.claim},
+		"uid":         string(obj.GetUID()), // never on another resource of the same name
 	}})
 	target := r.newObject()
 	target.SetNamespace(obj.GetNamespace())
 	target.SetName(obj.GetName())
 	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		// The next pass tries again (a conflict means the resource changed meanwhile).
-		s.log.V(1).Info("writing the add-on claim failed; retried on the next pass", "error", err.Error())
-		return nil
+		s.log.V(1).Info("writing the add-on claim failed; asked again on the next full pass", "error", err.Error())
 	}
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[AnnotationAddonClaim] = v
-	obj.SetAnnotations(ann)
-	obj.SetResourceVersion(target.GetResourceVersion())
-	s.life = lifecycleOf(obj)
-	return nil
 }
 
 // claimedAddon is the restore path: a resource with no recorded add-on and no addonId whose

@@ -36,6 +36,8 @@ type pass struct {
 	// first: this pass put the finalizer on the resource (no operator worked on it before).
 	first bool
 
+	// claim is the addon-claim annotation to write once the status is committed ("" none).
+	claim string
 	// grant is what the resource's credentials allow; api and key: its Clever Cloud client
 	// and the key of its credential set (all set by connect).
 	grant *Grant

@@ -166,8 +166,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unstructured) (res ctrl.Result, err error) {
 	s := r.newPass(ctx, obj)
 	defer func() {
-		if cerr := r.commit(ctx, s); cerr != nil && err == nil {
+		cerr := r.commit(ctx, s)
+		if cerr != nil && err == nil {
 			res, err = ctrl.Result{}, cerr
+		}
+		if cerr == nil {
+			// After the status write: the event this metadata write causes is seen by a
+			// later pass only once the cache holds that status too.
+			r.writeClaim(ctx, s)
 		}
 		r.flushEvents(s)
 	}()
