@@ -195,4 +195,6 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 // grantOnly resolves every resource to one grant.
 type grantOnly struct{ g *Grant }
 
-func (c grantOnly) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) { return c.g, nil }
+func (c grantOnly) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
+	return c.g, nil
+}
