@@ -51,6 +51,11 @@ func LoadClaimKey(ctx context.Context, mgr ctrl.Manager, ref types.NamespacedNam
 	if err != nil {
 		return nil, err
 	}
+	return claimKeyFromSecret(ctx, c, ref, log)
+}
+
+// claimKeyFromSecret reads the claim key from Secret ref, creating it when it does not exist.
+func claimKeyFromSecret(ctx context.Context, c client.Client, ref types.NamespacedName, log logr.Logger) ([]byte, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		sec := &corev1.Secret{}
 		err := c.Get(ctx, ref, sec)
