@@ -117,28 +117,21 @@ func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon)
 			"add-on %s in organisation %s was not created from namespace %s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object)",
 			a.ID, s.org, obj.GetNamespace(), src), nil)
 	}
-	if holder, err := r.boundElsewhere(ctx, obj, a.ID); err != nil {
+	if err := r.refuseIfBoundElsewhere(ctx, s, a.ID); err != nil {
 		return false, err
-	} else if holder != "" {
-		return false, s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is already bound to %s %s; one add-on is never shared by two resources", a.ID, r.Kind.GVK.Kind, holder), nil)
 	}
 	return adopted, nil
 }
 
-// boundElsewhere names (namespace/name) another live resource of the kind whose status
-// records addonID; "" when there is none. Of two resources that recorded it in a race, the
-// older keeps it.
-func (r *Reconciler) boundElsewhere(ctx context.Context, obj *unstructured.Unstructured, addonID string) (string, error) {
-	if r.Client == nil {
-		return "", nil // unit tests of the decisions: no other resource exists
-	}
+// refuseIfBoundElsewhere ends the pass with AddonClaimed, naming the holder, when another live
+// resource of the kind records addonID in its status. Of two resources that recorded it in a
+// race, the older keeps it.
+func (r *Reconciler) refuseIfBoundElsewhere(ctx context.Context, s *pass, addonID string) error {
+	obj := s.obj
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(r.Kind.GVK.GroupVersion().WithKind(r.Kind.GVK.Kind + "List"))
 	if err := r.Client.List(ctx, list, client.MatchingFields{IndexStatusAddon: addonID}); err != nil {
-		// No index (a client without it): the whole kind, filtered here.
-		if err := r.Client.List(ctx, list); err != nil {
-			return "", err
-		}
+		return err
 	}
 	for i := range list.Items {
 		o := &list.Items[i]
@@ -148,9 +141,9 @@ func (r *Reconciler) boundElsewhere(ctx context.Context, obj *unstructured.Unstr
 		if statusAddon.String(obj) == addonID && olderThan(obj, o) {
 			continue // both recorded it: this one is older and keeps it
 		}
-		return o.GetNamespace() + "/" + o.GetName(), nil
+		return s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is already bound to %s %s/%s; one add-on is never shared by two resources", addonID, r.Kind.GVK.Kind, o.GetNamespace(), o.GetName()), nil)
 	}
-	return "", nil
+	return nil
 }
 
 func olderThan(a, b *unstructured.Unstructured) bool {
@@ -177,16 +170,15 @@ func indexStatusAddon(o client.Object) []string {
 // (written after the pass's status write by writeClaim, one metadata patch, only when the
 // annotation is missing or does not verify, e.g. after the key changed), so that a restore
 // from backup finds the add-on again.
-func (r *Reconciler) ensureClaim(_ context.Context, s *pass, addonID string) error {
+func (r *Reconciler) ensureClaim(s *pass, addonID string) {
 	if len(r.ClaimKey) == 0 {
-		return nil
+		return
 	}
 	obj := s.obj
 	if c := r.parseClaim(obj); c != nil && c.own(r.Kind, obj) && c.addonID == addonID {
-		return nil
+		return
 	}
 	s.claim = ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
-	return nil
 }
 
 // writeClaim writes the claim a pass asked for. A failure is only logged: the next full pass

@@ -135,7 +135,7 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 		if err != nil {
 			return nil, refused(status.ReasonInvalidCredentials, "Secret %s/%s: %v", ns, secName, err)
 		}
-		return r.grant(cfg, fmt.Sprintf("Secret %s/%s", ns, secName), nil, v1alpha1.BindingPolicy{Any: true})
+		return r.grant(cfg, fmt.Sprintf("Secret %s/%s", ns, secName), nil, true, nil)
 	}
 	g, base, err := r.cluster(ctx, ns, r.DefaultName)
 	if err != nil {
@@ -144,7 +144,7 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 	if g == nil {
 		// No default object: the operator's credentials, allowing everything.
 		base = r.Global
-		if g, err = r.grant(base, "the operator's credentials (no ClusterCleverCredentials "+r.defaultLabel()+")", nil, v1alpha1.BindingPolicy{Any: true}); err != nil {
+		if g, err = r.grant(base, "the operator's credentials (no ClusterCleverCredentials "+r.defaultLabel()+")", nil, true, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +157,7 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 	if err != nil {
 		return nil, refused(status.ReasonInvalidCredentials, "Secret %s/%s: %v", ns, secName, err)
 	}
-	return r.grant(cfg, fmt.Sprintf("Secret %s/%s over %s", ns, secName, g.Source), g.Organisations, v1alpha1.BindingPolicy{Any: g.BindAny, AddonIDs: toAddonIDs(g.BindIDs)})
+	return r.grant(cfg, fmt.Sprintf("Secret %s/%s over %s", ns, secName, g.Source), g.Organisations, g.BindAny, g.BindIDs)
 }
 
 func (r *Resolver) defaultLabel() string {
@@ -210,7 +210,7 @@ func (r *Resolver) namespaced(ctx context.Context, ns, name string) (*Grant, err
 	if err != nil {
 		return nil, err
 	}
-	return r.grant(cfg, source, orgStrings(cc.Spec.Organisations), cc.Spec.Binding)
+	return r.grant(cfg, source, toStrings(cc.Spec.Organisations), cc.Spec.Binding.Any, toStrings(cc.Spec.Binding.AddonIDs))
 }
 
 // NamespacedConfig is the configuration a CleverCredentials stands for (its Secret, parsed as
@@ -267,7 +267,7 @@ func (r *Resolver) cluster(ctx context.Context, ns, name string) (*Grant, config
 	if err != nil {
 		return nil, config.APIConfig{}, err
 	}
-	g, err := r.grant(cfg, source, orgStrings(ccc.Spec.Organisations), ccc.Spec.Binding)
+	g, err := r.grant(cfg, source, toStrings(ccc.Spec.Organisations), ccc.Spec.Binding.Any, toStrings(ccc.Spec.Binding.AddonIDs))
 	return g, cfg, err
 }
 
@@ -278,19 +278,16 @@ func (r *Resolver) ClusterConfig(ctx context.Context, ccc *v1alpha1.ClusterCleve
 	source := "ClusterCleverCredentials " + ccc.Name
 	cfg := r.Global
 	if ref := ccc.Spec.SecretRef; ref != nil {
-		sns := ref.Namespace
-		if sns == "" {
-			sns = r.OperatorNamespace
-		}
-		if sns == "" {
+		key := r.SecretOf(ccc)
+		if key.Namespace == "" {
 			return config.APIConfig{}, refused(status.ReasonInvalidCredentials, "%s: spec.secretRef.namespace is required (the operator's namespace is not known)", source)
 		}
-		over, err := r.secretConfig(ctx, types.NamespacedName{Namespace: sns, Name: ref.Name}, ref.Key, source)
+		over, err := r.secretConfig(ctx, key, ref.Key, source)
 		if err != nil {
 			return config.APIConfig{}, err
 		}
 		if cfg, err = config.ApplyOverride(r.Global, over); err != nil {
-			return config.APIConfig{}, refused(status.ReasonInvalidCredentials, "%s: Secret %s/%s: %v", source, sns, ref.Name, err)
+			return config.APIConfig{}, refused(status.ReasonInvalidCredentials, "%s: Secret %s/%s: %v", source, key.Namespace, key.Name, err)
 		}
 	}
 	return cfg, validate(cfg, source)
@@ -400,7 +397,7 @@ func (r *Resolver) Forget(key types.NamespacedName) {
 }
 
 // grant validates a configuration and returns its Grant, with a shared client.
-func (r *Resolver) grant(cfg config.APIConfig, source string, orgs []string, b v1alpha1.BindingPolicy) (*Grant, error) {
+func (r *Resolver) grant(cfg config.APIConfig, source string, orgs []string, bindAny bool, bindIDs []string) (*Grant, error) {
 	if err := validate(cfg, source); err != nil {
 		return nil, err
 	}
@@ -408,11 +405,7 @@ func (r *Resolver) grant(cfg config.APIConfig, source string, orgs []string, b v
 	if err != nil {
 		return nil, refused(status.ReasonInvalidCredentials, "%s: %v", source, err)
 	}
-	ids := make([]string, 0, len(b.AddonIDs))
-	for _, id := range b.AddonIDs {
-		ids = append(ids, string(id))
-	}
-	return &Grant{API: api, Key: key, Source: source, Organisations: orgs, BindAny: b.Any, BindIDs: ids}, nil
+	return &Grant{API: api, Key: key, Source: source, Organisations: orgs, BindAny: bindAny, BindIDs: bindIDs}, nil
 }
 
 // Client returns the shared client of a configuration (one per credential set): the engine's
@@ -435,21 +428,14 @@ func (r *Resolver) Client(cfg config.APIConfig) (*clevercloud.Client, string, er
 	return c, key, nil
 }
 
-func orgStrings(in []v1alpha1.OrganisationID) []string {
+// toStrings converts organisation or add-on ids of the API types (nil for none).
+func toStrings[T ~string](in []T) []string {
 	if len(in) == 0 {
 		return nil
 	}
 	out := make([]string, len(in))
-	for i, o := range in {
-		out[i] = string(o)
-	}
-	return out
-}
-
-func toAddonIDs(in []string) []v1alpha1.AddonID {
-	out := make([]v1alpha1.AddonID, len(in))
-	for i, id := range in {
-		out[i] = v1alpha1.AddonID(id)
+	for i, v := range in {
+		out[i] = string(v)
 	}
 	return out
 }

@@ -299,7 +299,8 @@ func TestFindAddon(t *testing.T) {
 				}
 			})
 			api := &fakeAPI{addons: c.addons, getErr: c.getErr}
-			r := &Reconciler{Kind: k, ClaimKey: key}
+			r := newHarness(t, k, api, u).r
+			r.ClaimKey = key
 			s := r.newPass(context.Background(), u)
 			s.api, s.first = api, c.first
 			s.grant = &Grant{Source: "test credentials", BindAny: c.grantAny}

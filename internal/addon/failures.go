@@ -41,7 +41,7 @@ func (s *pass) fail(reason, msg string, cause error) error {
 		s.log.V(1).Info("will retry", "reason", reason, "error", cause.Error())
 		return stopRetry(cause)
 	}
-	return stop(ctrl.Result{RequeueAfter: s.r.jitter(s.r.ResyncPeriod)})
+	return stop(ctrl.Result{RequeueAfter: Jitter(s.r.ResyncPeriod)})
 }
 
 // failureKind is how an API error is reported.
@@ -138,7 +138,7 @@ func (s *pass) throttled(doing string, err error) error {
 		// of growing the resource's backoff, which after a long throttle or outage would
 		// leave it waiting minutes once the API is back. Sent requests stay under the
 		// client's rate limit either way.
-		return stop(ctrl.Result{RequeueAfter: s.r.jitter(max(d, time.Second))})
+		return stop(ctrl.Result{RequeueAfter: Jitter(max(d, time.Second))})
 	}
 	return stopRetry(err)
 }

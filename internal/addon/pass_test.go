@@ -156,7 +156,8 @@ func newHarness(t *testing.T, k *Kind, api API, objs ...client.Object) *harness 
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&apiv1.Azimutt{}, &apiv1.Metabase{}).Build()
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&apiv1.Azimutt{}, &apiv1.Metabase{}).
+		WithIndex((&Reconciler{Kind: k}).newObject(), IndexStatusAddon, indexStatusAddon).Build()
 	h := &harness{rec: record.NewFakeRecorder(50)}
 	h.cl = &countingClient{Client: base, statusWrites: &h.statusWrites, writes: &h.writes}
 	h.r = &Reconciler{Kind: k, Client: h.cl, APIReader: h.cl, Recorder: h.rec, Credentials: staticCredentials{api}, Plans: &PlanCache{}, ResyncPeriod: time.Hour}

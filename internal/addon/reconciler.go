@@ -373,16 +373,17 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	if !seen {
 		// First sight after a (re)start: trust the published state, refresh one period later.
 		r.observed.Store(obj.GetUID(), r.now())
-		return upToDate, r.jitter(period)
+		return upToDate, Jitter(period)
 	}
 	elapsed := r.now().Sub(last.(time.Time))
 	if elapsed >= period*9/10 {
 		return refreshDue, 0
 	}
-	return upToDate, r.jitter(period - elapsed)
+	return upToDate, Jitter(period - elapsed)
 }
 
-func (r *Reconciler) jitter(d time.Duration) time.Duration {
+// Jitter spreads periodic work: d plus up to a tenth of d (one second when d is not positive).
+func Jitter(d time.Duration) time.Duration {
 	if d <= 0 {
 		return time.Second
 	}
@@ -479,9 +480,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	}
 	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && r.Kind.Operator == "", sentVersion))
 	if !adopted {
-		if err := r.ensureClaim(ctx, s, addon.ID); err != nil {
-			return err
-		}
+		r.ensureClaim(s, addon.ID)
 	}
 	if !created && r.Kind.Migrations && !l.observeOnly {
 		if err := r.migrate(ctx, s, addon); err != nil {
@@ -539,7 +538,7 @@ func (r *Reconciler) mayCreate(s *pass) error {
 		return s.fail(status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
 	case s.life.paused:
 		s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")")
-		return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(s.obj))})
+		return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(s.obj))})
 	}
 	return nil
 }
@@ -626,7 +625,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		r.observed.Store(obj.GetUID(), r.now())
 		s.set(clearTransient)
 		s.reportDrift(r.addonDrift(obj, a))
-		return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
+		return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 	}
 	data, pending, err := r.credentials(ctx, s, addonID, realID, nil, false)
 	switch {
@@ -683,7 +682,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if rolloutDue(obj) {
 		return r.rollout(ctx, s)
 	}
-	return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
+	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 }
 
 // published is the status of a resource whose credentials were just published.
@@ -757,10 +756,8 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 				if wasAdopted, err = r.mayBind(ctx, s, a); err != nil {
 					return nil, false, err
 				}
-			} else if holder, err := r.boundElsewhere(ctx, obj, a.ID); err != nil {
+			} else if err := r.refuseIfBoundElsewhere(ctx, s, a.ID); err != nil {
 				return nil, false, err
-			} else if holder != "" {
-				return nil, false, s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is also recorded by %s %s, which is older and keeps it", a.ID, r.Kind.GVK.Kind, holder), nil)
 			}
 			return a, wasAdopted, nil
 		}

@@ -93,7 +93,7 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 		}
 	}
 	s.set(func(u *unstructured.Unstructured) { credRolledOutHash.Set(u, hash) })
-	return stop(ctrl.Result{RequeueAfter: r.jitter(r.resyncPeriod(obj))})
+	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 }
 
 // PodTemplateAnnotation is the pod-template annotation bumped for a Secret.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -149,14 +148,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st.ObservedGeneration = obj.GetGeneration()
 	st.LastCheckedAt = &now
 	if res.RequeueAfter == 0 && retry == nil {
-		res.RequeueAfter = r.jitter(r.Period)
+		res.RequeueAfter = addon.Jitter(r.Period)
 		if readyStatus(st) != metav1.ConditionTrue {
 			// Credentials that do not work are few and being fixed: their Secret (not
 			// watched) is read again every minute, so a fix shows within a minute.
-			res.RequeueAfter = r.jitter(min(r.Period, NotReadyCheckPeriod))
+			res.RequeueAfter = addon.Jitter(min(r.Period, NotReadyCheckPeriod))
 		}
 	}
-	if err := r.writeStatus(ctx, obj, st); err != nil {
+	if err := r.writeStatus(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	if c := meta.FindStatusCondition(st.Conditions, status.TypeReady); c != nil && c.Status != metav1.ConditionTrue {
@@ -216,10 +215,6 @@ func (r *Reconciler) setNotReady(st *v1alpha1.CleverCredentialsStatus, reason, m
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: now})
 }
 
-func (r *Reconciler) jitter(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Int64N(int64(d/10)+1))
-}
-
 func statusOf(obj client.Object) *v1alpha1.CleverCredentialsStatus {
 	switch o := obj.(type) {
 	case *v1alpha1.CleverCredentials:
@@ -239,7 +234,7 @@ func readyStatus(st *v1alpha1.CleverCredentialsStatus) metav1.ConditionStatus {
 
 // writeStatus writes the status computed on obj (in place), once; a conflict is retried by
 // the work queue.
-func (r *Reconciler) writeStatus(ctx context.Context, obj client.Object, _ *v1alpha1.CleverCredentialsStatus) error {
+func (r *Reconciler) writeStatus(ctx context.Context, obj client.Object) error {
 	return client.IgnoreNotFound(r.Client.Status().Update(ctx, obj))
 }
 
