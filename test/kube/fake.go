@@ -39,3 +39,15 @@ func Values(m map[string]string) []string {
 	}
 	return out
 }
+
+// AddonExists tells whether the fake holds the add-on id, in any organisation.
+func AddonExists(fake *fakeapi.Server, id string) bool {
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			if a.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}

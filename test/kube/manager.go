@@ -75,7 +75,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	m := &Manager{}
 	opts.HealthProbeBindAddress = "0"
 	if o.Probes {
-		m.ProbeAddr = freeAddr()
+		m.ProbeAddr = FreeAddr()
 		opts.HealthProbeBindAddress = m.ProbeAddr
 	}
 	// Suites restart the manager in-process; controller names repeat across managers.
@@ -114,7 +114,8 @@ func (m *Manager) Stop() {
 	m.stop = nil
 }
 
-func freeAddr() string {
+// FreeAddr returns a free 127.0.0.1 address.
+func FreeAddr() string {
 	GinkgoHelper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())

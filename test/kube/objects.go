@@ -156,3 +156,17 @@ func (s *Suite) Sample(file, ns string) *unstructured.Unstructured {
 	GinkgoHelper()
 	return Sample(file, ns, s.OrgOf(ns))
 }
+
+// Manifest is what a backup (or a tenant copying another namespace's YAML) keeps of a
+// resource, put in namespace ns: spec, labels and annotations; no UID, no status, no owner
+// references.
+func Manifest(u *unstructured.Unstructured, ns string) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
+		"metadata": map[string]any{"name": u.GetName(), "namespace": ns},
+		"spec":     u.Object["spec"],
+	}}
+	out.SetLabels(u.GetLabels())
+	out.SetAnnotations(u.GetAnnotations())
+	return out.DeepCopy()
+}

@@ -36,19 +36,6 @@ func allowBinding(cr *unstructured.Unstructured, ids ...string) {
 	Expect(unstructured.SetNestedMap(cr.Object, map[string]any{"kind": "ClusterCleverCredentials", "name": name}, "spec", "credentialsRef")).To(Succeed())
 }
 
-// manifest is what a backup keeps of a resource: spec, labels and annotations, no UID, no
-// status, no owner references.
-func manifest(u *unstructured.Unstructured, ns string) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
-		"metadata": map[string]any{"name": u.GetName(), "namespace": ns},
-		"spec":     u.Object["spec"],
-	}}
-	out.SetLabels(u.GetLabels())
-	out.SetAnnotations(u.GetAnnotations())
-	return out.DeepCopy()
-}
-
 var _ = Describe("binding an existing add-on is a privilege", func() {
 	ctx := context.Background()
 
@@ -71,7 +58,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		// Deleting it leaves the add-on alone (whatever the deletion policy).
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(pre.ID)).To(BeTrue())
+		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue())
 		Expect(calls.Matching("DELETE")).To(BeZero())
 	})
 
@@ -83,7 +70,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		var backup *unstructured.Unstructured
 		Eventually(func() string {
 			cur := suite.Get(cr)
-			backup = manifest(cur, ns)
+			backup = kube.Manifest(cur, ns)
 			return cur.GetAnnotations()[addon.AnnotationAddonClaim]
 		}).ShouldNot(BeEmpty(), "the operator signs the add-on it created")
 		id := kube.StatusString(suite.Get(cr), "addon")
@@ -95,7 +82,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		})
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(id)).To(BeTrue())
+		Expect(kube.AddonExists(fake, id)).To(BeTrue())
 
 		calls := suite.CountCalls(ns)
 		restored := backup.DeepCopy()
@@ -110,7 +97,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		// The same manifest applied in another namespace does not verify there.
 		other := suite.NewNamespace()
 		otherCalls := suite.CountCalls(other)
-		copied := manifest(cur, other)
+		copied := kube.Manifest(cur, other)
 		Expect(k8s.Create(ctx, copied)).To(Succeed())
 		Eventually(suite.ReadyOf(copied)).Should(Equal("False/BindingNotAllowed"))
 		Expect(kube.StatusString(suite.Get(copied), "addon")).To(BeEmpty())
@@ -119,7 +106,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		// Deleting the restored resource deletes its own add-on (default policy Delete).
 		Expect(k8s.Delete(ctx, suite.Get(restored))).To(Succeed())
 		Eventually(suite.GetOf(restored)).Should(BeNil())
-		Expect(addonExists(id)).To(BeFalse())
+		Expect(kube.AddonExists(fake, id)).To(BeFalse())
 	})
 
 	It("refuses a second resource claiming an add-on already bound, naming the first", func() {
@@ -145,7 +132,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		// The first goes (its bound add-on is orphaned by default): the second gets it.
 		Expect(k8s.Delete(ctx, suite.Get(first))).To(Succeed())
 		Eventually(suite.GetOf(first)).Should(BeNil())
-		Expect(addonExists(pre.ID)).To(BeTrue(), "a bound add-on is orphaned by default")
+		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue(), "a bound add-on is orphaned by default")
 		suite.Annotate(second, map[string]string{addon.AnnotationReconcileRequestedAt: metav1.Now().String()})
 		Eventually(suite.ReadyOf(second)).Should(Equal("True/Provisioned"))
 	})

@@ -27,18 +27,6 @@ func preexisting(ns, provider, slug string) *clevercloud.Addon {
 	return a
 }
 
-// addonExists reports whether the fake holds an add-on with that id, in any organisation.
-func addonExists(id string) bool {
-	for _, list := range fake.AllAddons() {
-		for _, a := range list {
-			if a.ID == id {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 var _ = Describe("adoption and observe-only", func() {
 	ctx := context.Background()
 
@@ -67,7 +55,7 @@ var _ = Describe("adoption and observe-only", func() {
 		// A bound add-on this resource did not create is orphaned by default.
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(pre.ID)).To(BeTrue())
+		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue())
 		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
 		Expect(calls.Matching("DELETE")).To(BeZero())
 	})
@@ -112,7 +100,7 @@ var _ = Describe("adoption and observe-only", func() {
 
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(pre.ID)).To(BeTrue(), "ObserveOnly never deletes")
+		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue(), "ObserveOnly never deletes")
 		Expect(calls.Matching("DELETE")).To(BeZero())
 		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
 	})
@@ -139,7 +127,7 @@ var _ = Describe("deletion policy", func() {
 		id := kube.StatusString(suite.Get(cr), "addon")
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
-		Expect(addonExists(id)).To(BeTrue())
+		Expect(kube.AddonExists(fake, id)).To(BeTrue())
 		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
 		Expect(suite.Secret(ns, "mongodb-secrets")).To(BeNil(), "the Secret goes with the resource")
 	})
@@ -162,8 +150,8 @@ var _ = Describe("deletion policy", func() {
 		Expect(k8s.Delete(ctx, suite.Get(del))).To(Succeed())
 		Eventually(suite.GetOf(keep)).Should(BeNil())
 		Eventually(suite.GetOf(del)).Should(BeNil())
-		Expect(addonExists(keepID)).To(BeTrue(), "namespace default Orphan")
-		Expect(addonExists(delID)).To(BeFalse(), "the resource's own Delete wins")
+		Expect(kube.AddonExists(fake, keepID)).To(BeTrue(), "namespace default Orphan")
+		Expect(kube.AddonExists(fake, delID)).To(BeFalse(), "the resource's own Delete wins")
 	})
 })
 
@@ -190,7 +178,7 @@ var _ = Describe("pause and forced refresh", func() {
 		id := kube.StatusString(suite.Get(cr), "addon")
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil(), "pause never blocks deletion")
-		Expect(addonExists(id)).To(BeFalse())
+		Expect(kube.AddonExists(fake, id)).To(BeFalse())
 	})
 
 	It("reconcile-requested-at triggers exactly one read and is recorded", func() {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -20,17 +19,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/operator"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
-
-// freeAddr returns a free 127.0.0.1 address.
-func freeAddr() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
-}
 
 // Issue #15 §3: /metrics is served over HTTPS to authenticated and authorized clients only.
 // The manager runs in-process as main wires it (operator.MetricsServerOptions with the
@@ -88,7 +78,7 @@ var _ = Describe("the metrics endpoint", Ordered, func() {
 		cfg := rest.CopyConfig(restCfg)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + opNS + ":" + opSA,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + opNS, "system:authenticated"}}
-		addr := freeAddr()
+		addr := kube.FreeAddr()
 		url = "https://" + addr + "/metrics"
 		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 			Metrics:                operator.MetricsServerOptions(operator.MetricsConfig{BindAddress: addr, Secure: true}),

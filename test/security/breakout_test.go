@@ -56,7 +56,7 @@ func bindingAttempts(w world, src *unstructured.Unstructured, id, credsRef strin
 	observe := ref(sample("api_v1_postgresql.yaml", w.teamB, "observe", w.orgA))
 	Expect(unstructured.SetNestedField(observe.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
 	Expect(unstructured.SetNestedField(observe.Object, id, "spec", "addonId")).To(Succeed())
-	copied := manifest(src, w.teamB)
+	copied := kube.Manifest(src, w.teamB)
 	Expect(copied.GetAnnotations()).To(HaveKey(addon.AnnotationAddonClaim), "the copy carries team-a's signed claim")
 	if credsRef != "" {
 		ref(copied)
@@ -72,7 +72,7 @@ func bindingAttempts(w world, src *unstructured.Unstructured, id, credsRef strin
 // still exists, and that its organisation saw no write nor credentials read since c.
 func expectTeamAIntact(db *unstructured.Unstructured, id string, c *kube.APICounter) {
 	GinkgoHelper()
-	Expect(addonExists(id)).To(BeTrue(), "team-a's add-on still exists")
+	Expect(kube.AddonExists(fake, id)).To(BeTrue(), "team-a's add-on still exists")
 	Consistently(suite.ReadyOf(db), 2*time.Second).Should(Equal("True/Provisioned"), "team-a's resource stays Ready")
 	Expect(kube.StatusString(suite.Get(db), "addon")).To(Equal(id))
 	expectUntouched(c, "team-a's organisation")
@@ -281,7 +281,7 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		var backup *unstructured.Unstructured
 		Eventually(func() string {
 			cur := suite.Get(rd)
-			backup = manifest(cur, w.teamA)
+			backup = kube.Manifest(cur, w.teamA)
 			return cur.GetAnnotations()[addon.AnnotationAddonClaim]
 		}).ShouldNot(BeEmpty())
 
@@ -290,7 +290,7 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 			Expect(unstructured.SetNestedField(live.Object, "Orphan", "spec", "deletionPolicy")).To(Succeed())
 		})
 		deleteAll(rd)
-		Expect(addonExists(id)).To(BeTrue())
+		Expect(kube.AddonExists(fake, id)).To(BeTrue())
 		restoreCalls := calls(w.orgA)
 		restored := backup.DeepCopy()
 		Expect(unstructured.SetNestedField(restored.Object, "Delete", "spec", "deletionPolicy")).To(Succeed())
@@ -300,7 +300,7 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		Expect(restoreCalls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "no new add-on")
 
 		deleteAll(restored)
-		Eventually(func() bool { return addonExists(id) }).Should(BeFalse(), "its own add-on is deleted with it")
+		Eventually(func() bool { return kube.AddonExists(fake, id) }).Should(BeFalse(), "its own add-on is deleted with it")
 	})
 
 	It("with the credentials policy installed (config/credentials-policy), refuses team-b's resources at admission, before the operator sees them", func() {

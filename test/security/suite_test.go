@@ -256,18 +256,6 @@ func deleteAll(objs ...*unstructured.Unstructured) {
 	}
 }
 
-// addonExists tells whether the fake holds the add-on, in any organisation.
-func addonExists(id string) bool {
-	for _, list := range fake.AllAddons() {
-		for _, a := range list {
-			if a.ID == id {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // secretValues returns the values (8 bytes or longer) of every Secret of namespace ns.
 func secretValues(ns string) []string {
 	GinkgoHelper()
@@ -322,17 +310,4 @@ func newRecorder() *recorder {
 	}))
 	DeferCleanup(r.Close)
 	return r
-}
-
-// manifest is what a backup (or a tenant copying another namespace's YAML) keeps of a
-// resource: spec, labels and annotations, no UID, no status, no owner references.
-func manifest(u *unstructured.Unstructured, ns string) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
-		"metadata": map[string]any{"name": u.GetName(), "namespace": ns},
-		"spec":     u.Object["spec"],
-	}}
-	out.SetLabels(u.GetLabels())
-	out.SetAnnotations(u.GetAnnotations())
-	return out.DeepCopy()
 }
