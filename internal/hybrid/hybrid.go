@@ -23,6 +23,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"helm.sh/helm/v3/pkg/strvals"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -264,7 +265,7 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 		if err != nil {
 			return nil, err
 		}
-		return &prefixedActionClient{ActionInterface: ac, kind: kind, cache: mgr.GetClient(), recover: func(name string) error {
+		return &prefixedActionClient{ActionInterface: ac, kind: kind, namespace: obj.GetNamespace(), cache: mgr.GetClient(), recover: func(name string) error {
 			cfg, err := acg.ActionConfigFor(ctx, obj)
 			if err != nil {
 				return err
@@ -277,13 +278,17 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 type prefixedActionClient struct {
 	helmclient.ActionInterface
 	kind *addon.Kind
+	// namespace is the resource's (and its release's).
+	namespace string
 	// recover marks an interrupted release failed (see Upgrade).
 	recover func(releaseName string) error
 	// current is the release the last Get of this reconcile returned (an action client is
 	// made per reconcile, and helm-operator-plugins reads the release twice before it acts):
 	// the second read and the dry-run upgrade that follows are answered with it. Any install,
-	// upgrade or uninstall forgets it.
+	// upgrade or uninstall forgets it. missing is the same for a release that does not exist
+	// (the second read before an install).
 	current *release.Release
+	missing string
 	// cache reads the published objects for the drift repair's shortcut (see Reconcile).
 	cache client.Reader
 }
@@ -314,9 +319,15 @@ func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*
 	if p.current != nil && p.current.Name == p.kind.ReleaseName(name) {
 		return p.current, nil
 	}
+	if p.missing != "" && p.missing == p.kind.ReleaseName(name) {
+		return nil, driver.ErrReleaseNotFound
+	}
 	rel, err := p.ActionInterface.Get(p.kind.ReleaseName(name))
-	if err == nil {
+	switch {
+	case err == nil:
 		p.current = rel
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		p.missing = p.kind.ReleaseName(name)
 	}
 	return rel, err
 }
@@ -342,9 +353,12 @@ func acquireAction() func() {
 }
 
 func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
-	defer acquireAction()()
-	p.current = nil
-	return p.ActionInterface.Install(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
+	p.current, p.missing = nil, ""
+	rn := p.kind.ReleaseName(name)
+	return withConflictHold(releaseKey(namespace, rn), actionDigest("install", chrt, vals), func() (*release.Release, error) {
+		defer acquireAction()()
+		return p.ActionInterface.Install(rn, namespace, chrt, vals, opts...)
+	})
 }
 
 // Upgrade recovers a release left pending by an operator that died during an install or
@@ -363,21 +377,28 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 	if rel := unchangedDryRun(cur, chrt, vals, digest); rel != nil {
 		return rel, nil
 	}
-	defer acquireAction()()
 	if settings == nil || !settings.DryRun {
-		p.current = nil
+		p.current, p.missing = nil, ""
 	}
-	rel, err := p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
-	if digest != "" && err == nil {
-		rememberDryRun(cur, rel, digest)
+	rn := p.kind.ReleaseName(name)
+	action := "upgrade"
+	if settings != nil && settings.DryRun {
+		action = "dry-run"
 	}
-	if err != nil && p.recover != nil && strings.Contains(err.Error(), errPending) {
-		if rerr := p.recover(p.kind.ReleaseName(name)); rerr != nil {
-			return rel, fmt.Errorf("%w (recovering the interrupted release: %v)", err, rerr)
+	return withConflictHold(releaseKey(namespace, rn), actionDigest(action, chrt, vals), func() (*release.Release, error) {
+		defer acquireAction()()
+		rel, err := p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
+		if digest != "" && err == nil {
+			rememberDryRun(cur, rel, digest)
 		}
-		return p.ActionInterface.Upgrade(p.kind.ReleaseName(name), namespace, chrt, vals, opts...)
-	}
-	return rel, err
+		if err != nil && p.recover != nil && strings.Contains(err.Error(), errPending) {
+			if rerr := p.recover(rn); rerr != nil {
+				return rel, fmt.Errorf("%w (recovering the interrupted release: %v)", err, rerr)
+			}
+			return p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
+		}
+		return rel, err
+	})
 }
 
 func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.UninstallOption) (*release.UninstallReleaseResponse, error) {
@@ -385,7 +406,8 @@ func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.Uninsta
 		unchangedReleases.Delete(releaseKey(p.current.Namespace, p.current.Name))
 		reconciledReleases.Delete(releaseKey(p.current.Namespace, p.current.Name))
 	}
-	p.current = nil
+	p.current, p.missing = nil, ""
+	conflictHolds.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
 	return p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
 }
 

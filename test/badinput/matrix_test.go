@@ -255,7 +255,7 @@ var _ = Describe("bad input the API server accepts", func() {
 					StringData: map[string]string{"mine": "bi-foreign-secret-value-5"}})).To(Succeed())
 				return c.sample("api_v1_redis.yaml")
 			},
-			ready: "False/SecretConflict", stalled: true, message: "redis-secrets", maxKube: 60,
+			ready: "False/SecretConflict", stalled: true, message: "redis-secrets",
 			secrets: []string{"bi-foreign-secret-value-5"},
 		}),
 		Entry("a foreign Secret in the way of the source Secret", engineCase{
