@@ -44,6 +44,7 @@ const (
 	EventAddonMissing       = "AddonMissing"
 	EventCredentialsWritten = "CredentialsWritten"
 	EventCredentialsUpdated = "CredentialsUpdated"
+	EventSecretReadopted    = "SecretReadopted"
 	EventVariablesPushed    = "VariablesPushed"
 )
 

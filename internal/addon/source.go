@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -52,10 +53,15 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		return err
 	}
 	exists := err == nil
+	readopted := false
 	if exists && !metav1.IsControlledBy(cur, obj) {
-		return &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
+		if !ownSourceSecret(cur, obj, r.Kind.Lower()) {
+			return &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
+		}
+		// Restored from a backup (its owner gone or never restored): taken back, as written.
+		cur.OwnerReferences, readopted = withoutController(cur.OwnerReferences), true
 	}
-	if exists && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
+	if exists && !readopted && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
 		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID {
 		return nil
 	}
@@ -77,6 +83,12 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	if exists {
 		if err := r.Client.Update(ctx, sec); err != nil {
 			return err
+		}
+		if readopted {
+			s.event(corev1.EventTypeNormal, EventSecretReadopted, fmt.Sprintf("Took back Secret %s, written by the operator for a resource of this name (restored from a backup)", key.Name))
+			if cur.Annotations[AnnotationCredentialsHash] == hash && secretHash(cur) == hash {
+				return nil
+			}
 		}
 		s.event(corev1.EventTypeNormal, EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, SecretName(obj)))
 		return nil
@@ -126,9 +138,11 @@ func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstruc
 
 // ownSourceSecret tells whether sec is a source Secret the operator wrote for obj: labelled
 // managed-by=clever-operator and role=source (and, when labelled with a kind, this kind), and
-// controlled by obj (owner reference with obj's UID) or by nothing (a Secret restored from a
-// backup without its owner references). A Secret controlled by anything else, or missing our
-// labels, belongs to someone else and is left alone.
+// controlled by obj (owner reference with obj's UID), by nothing (a Secret restored from a
+// backup without its owner references), or by a resource of obj's kind and name that no
+// longer exists (restored with its owner references: obj holds that name now, under a new
+// UID). A Secret controlled by anything else, or missing our labels, belongs to someone else
+// and is left alone.
 func ownSourceSecret(sec *corev1.Secret, obj *unstructured.Unstructured, kind string) bool {
 	l := sec.GetLabels()
 	if l[LabelManagedBy] != ManagedByValue || l[LabelRole] != RoleSource {
@@ -137,10 +151,23 @@ func ownSourceSecret(sec *corev1.Secret, obj *unstructured.Unstructured, kind st
 	if k, ok := l[LabelKind]; ok && k != kind {
 		return false
 	}
-	if owner := metav1.GetControllerOf(sec); owner != nil {
-		return owner.UID == obj.GetUID()
+	owner := metav1.GetControllerOf(sec)
+	if owner == nil || owner.UID == obj.GetUID() {
+		return true
 	}
-	return true
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && gv.Group == obj.GroupVersionKind().Group && owner.Kind == obj.GetKind() && owner.Name == obj.GetName()
+}
+
+// withoutController drops the controller reference (a dead owner's) from refs.
+func withoutController(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	out := refs[:0:0]
+	for _, r := range refs {
+		if r.Controller == nil || !*r.Controller {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func mergeMaps(base, add map[string]string) map[string]string {

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +43,10 @@ type ManagerOptions struct {
 	Namespaces []string
 	// Configure changes the manager's options last (e.g. leader election).
 	Configure func(*ctrl.Options)
+	// ClaimKeySecret is the Secret holding the key of the signed add-on claims (the
+	// operator's --claim-key-secret; its namespace must exist). Empty: a key of this start
+	// only, as the operator outside a cluster.
+	ClaimKeySecret types.NamespacedName
 }
 
 // Manager is the operator running in-process.
@@ -91,7 +96,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
-		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces,
+		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.done = cancel, make(chan struct{})

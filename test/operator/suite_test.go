@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -61,6 +62,7 @@ var _ = BeforeSuite(func() {
 		Seed:              42,
 	})
 	suite = &kube.Suite{Name: "test/operator", Client: k8s, Fake: fake, NamespacePrefix: "t"}
+	suite.CreateNamespace(claimKeySecret.Namespace)
 	startManager()
 })
 
@@ -77,6 +79,11 @@ var _ = AfterSuite(func() {
 	}
 })
 
+// claimKeySecret keeps the key of the signed add-on claims across the suite's restarts of the
+// operator, as the operator's namespace does in a cluster (a restore needs it, or an admin's
+// binding grant).
+var claimKeySecret = types.NamespacedName{Namespace: "clever-operator-system", Name: "clever-operator-claim-key"}
+
 // apiConfig is the operator's global configuration: the fake's URL and credentials.
 func apiConfig() cfgpkg.APIConfig {
 	return cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret}
@@ -87,7 +94,7 @@ func apiConfig() cfgpkg.APIConfig {
 // change that start only (e.g. a shorter resync period).
 func startManager(opts ...func(*kube.ManagerOptions)) {
 	GinkgoHelper()
-	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true}
+	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true, ClaimKeySecret: claimKeySecret}
 	for _, f := range opts {
 		f(&o)
 	}

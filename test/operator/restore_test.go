@@ -1,0 +1,154 @@
+package operator_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/test/kube"
+)
+
+// kindSamples are the samples of the fourteen add-on kinds.
+var kindSamples = []string{
+	"api_v1_postgresql.yaml", "api_v1_mysql.yaml", "api_v1_mongodb.yaml", "api_v1_redis.yaml",
+	"api_v1_elasticsearch.yaml", "api_v1beta1_pulsar.yaml", "api_v1_configprovider.yaml",
+	"api_v1alpha1_kv.yaml", "api_v1_metabase.yaml", "api_v1_keycloak.yaml", "api_v1_matomo.yaml",
+	"api_v1_otoroshi.yaml", "api_v1_azimutt.yaml", "api_v1_cellar.yaml",
+}
+
+// secretsRestore is what a backup tool does with the namespace's Secrets.
+type secretsRestore int
+
+const (
+	// secretsWithoutOwners: restored, owner references dropped (Velero's default for an owner
+	// it restores under a new UID is to keep the reference; a GitOps export drops it).
+	secretsWithoutOwners secretsRestore = iota
+	// secretsWithDeadOwners: restored with their owner references, which name UIDs that no
+	// longer exist (until the garbage collector, absent here, removes them).
+	secretsWithDeadOwners
+	// secretsNotRestored: only the resources are restored.
+	secretsNotRestored
+)
+
+// veleroObject is obj as a backup tool restores it: the same metadata but no UID, resource
+// version, creation time or status; finalizers, labels and annotations kept; owner references
+// kept or dropped.
+func veleroObject(obj client.Object, keepOwners bool) {
+	obj.SetUID("")
+	obj.SetResourceVersion("")
+	obj.SetCreationTimestamp(metav1.Time{})
+	obj.SetGeneration(0)
+	obj.SetManagedFields(nil)
+	if !keepOwners {
+		obj.SetOwnerReferences(nil)
+	}
+}
+
+// loseNamespace empties namespace ns while the operator is stopped, as a lost cluster does:
+// every resource and Secret goes, the add-ons at Clever Cloud stay.
+func loseNamespace(ctx context.Context, ns string, resources []*unstructured.Unstructured) {
+	GinkgoHelper()
+	for _, r := range resources {
+		cur := suite.Get(r)
+		cur.SetFinalizers(nil)
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, cur))).To(Succeed())
+		Eventually(suite.GetOf(r)).Should(BeNil())
+	}
+	Expect(k8s.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns))).To(Succeed())
+	Eventually(func() int {
+		l := &corev1.SecretList{}
+		Expect(k8s.List(ctx, l, client.InNamespace(ns))).To(Succeed())
+		return len(l.Items)
+	}).Should(BeZero())
+}
+
+var _ = Describe("a restore from backup (new UIDs, no status, no owner references)", func() {
+	ctx := context.Background()
+
+	restore := func(samples []string, secrets secretsRestore) {
+		GinkgoHelper()
+		ns := suite.NewNamespace()
+		var resources []*unstructured.Unstructured
+		for _, f := range samples {
+			cr := suite.Sample(f, ns)
+			Expect(k8s.Create(ctx, cr)).To(Succeed())
+			resources = append(resources, cr)
+		}
+		ids := map[string]string{}
+		published := map[string]map[string]string{}
+		var backup []*unstructured.Unstructured
+		for _, cr := range resources {
+			Eventually(suite.ReadyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"), "%s %s", cr.GetKind(), cr.GetName())
+			Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+			cur := suite.Get(cr)
+			key := cur.GetKind() + "/" + cur.GetName()
+			ids[key] = kube.StatusString(cur, "addon")
+			sec := addon.SecretName(cur)
+			Eventually(func() *corev1.Secret { return suite.Secret(ns, sec) }).ShouldNot(BeNil(), key)
+			published[key] = kube.SecretData(suite.Secret(ns, sec))
+			veleroObject(cur, false)
+			unstructured.RemoveNestedField(cur.Object, "status")
+			backup = append(backup, cur)
+		}
+		secretList := &corev1.SecretList{}
+		Expect(k8s.List(ctx, secretList, client.InNamespace(ns))).To(Succeed())
+		Expect(secretList.Items).NotTo(BeEmpty())
+
+		// The cluster is lost: the operator stops, the namespace is emptied.
+		mgr.Stop()
+		loseNamespace(ctx, ns, resources)
+		for key, id := range ids {
+			Expect(kube.AddonExists(fake, id)).To(BeTrue(), key)
+		}
+
+		// Restored: Secrets first (as Velero orders them), then the resources.
+		calls := suite.CountCalls(ns)
+		if secrets != secretsNotRestored {
+			for i := range secretList.Items {
+				s := secretList.Items[i].DeepCopy()
+				veleroObject(s, secrets == secretsWithDeadOwners)
+				Expect(k8s.Create(ctx, s)).To(Succeed(), s.Name)
+			}
+		}
+		for _, b := range backup {
+			Expect(k8s.Create(ctx, b.DeepCopy())).To(Succeed())
+		}
+		startManager()
+
+		for _, b := range backup {
+			key := b.GetKind() + "/" + b.GetName()
+			Eventually(suite.ReadyOf(b), 90*time.Second).Should(Equal("True/Provisioned"), key)
+			cur := suite.Get(b)
+			Expect(kube.StatusString(cur, "addon")).To(Equal(ids[key]), "%s: its old add-on", key)
+			Eventually(func() map[string]string {
+				return kube.SecretData(suite.Secret(ns, addon.SecretName(cur)))
+			}).Should(Equal(published[key]), "%s: the same credentials", key)
+		}
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "no new add-on")
+		Expect(calls.Matching("DELETE")).To(BeZero(), "nothing deleted")
+		for _, b := range backup {
+			Expect(suite.Events(suite.Get(b))).NotTo(ContainElement(HavePrefix("Warning ")), "%s %s", b.GetKind(), b.GetName())
+		}
+	}
+
+	It("finds the add-ons of all fourteen kinds again, Secrets restored without owner references", func() {
+		restore(kindSamples, secretsWithoutOwners)
+	})
+
+	It("re-adopts restored Secrets whose owner references name UIDs that no longer exist", func() {
+		restore([]string{"api_v1_postgresql.yaml", "api_v1_configprovider.yaml", "api_v1_keycloak.yaml"}, secretsWithDeadOwners)
+	})
+
+	It("finds the add-ons again when only the resources are restored", func() {
+		restore([]string{"api_v1_redis.yaml", "api_v1_configprovider.yaml", "api_v1_metabase.yaml"}, secretsNotRestored)
+	})
+})
+
