@@ -29,6 +29,9 @@ type API interface {
 	ListAddons(ctx context.Context, ownerID string) ([]clevercloud.Addon, error)
 	CreateAddon(ctx context.Context, ownerID string, opts clevercloud.CreateOpts) (*clevercloud.Addon, error)
 	DeleteAddon(ctx context.Context, ownerID, addonID string) error
+	// RenameAddon marks an add-on as this resource's (kubernetes::<Kind>::<uid>) when a
+	// restored resource takes its add-on back.
+	RenameAddon(ctx context.Context, ownerID, addonID, name string) (*clevercloud.Addon, error)
 	GetAddonEnv(ctx context.Context, ownerID, addonID string) ([]clevercloud.Variable, error)
 	GetConfigProviderEnv(ctx context.Context, realID string) ([]clevercloud.Variable, error)
 	PutConfigProviderEnv(ctx context.Context, realID string, vars []clevercloud.Variable) ([]clevercloud.Variable, error)

@@ -92,6 +92,21 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 			}
 		}
 	}
+	if addonID != "" && !statusAdopted.Bool(obj) {
+		// Read before deleting: a resource restored from this one's backup (in this cluster or
+		// another) may have taken the add-on over since (takeover.go); it is then kept.
+		a, err := api.GetAddon(ctx, org, addonID)
+		switch {
+		case err == nil:
+			if other := r.otherHolder(obj, a); other != "" {
+				s.event(corev1.EventTypeWarning, EventAddonOrphaned, fmt.Sprintf(
+					"Add-on %s was not deleted: %s", addonID, r.managedElsewhereMessage(a, other)))
+				return r.release(ctx, s)
+			}
+		case !clevercloud.IsNotFound(err):
+			return s.failDeleteAPI(err)
+		}
+	}
 	if addonID != "" {
 		err := api.DeleteAddon(ctx, org, addonID)
 		switch {

@@ -27,12 +27,26 @@ type deleteAPI struct {
 	list      []clevercloud.Addon
 	listErr   error
 	selfErr   error
+	getErr    error
+	getName   string
 	deletes   int
 }
 
 func (a *deleteAPI) DeleteAddon(context.Context, string, string) error {
 	a.deletes++
 	return a.deleteErr
+}
+
+// GetAddon answers getErr, else the add-on named getName (Clever Cloud's name, "" for none).
+func (a *deleteAPI) GetAddon(_ context.Context, _, id string) (*clevercloud.Addon, error) {
+	if a.getErr != nil {
+		return nil, a.getErr
+	}
+	var name *string
+	if a.getName != "" {
+		name = &a.getName
+	}
+	return &clevercloud.Addon{ID: id, Name: name}, nil
 }
 
 func (a *deleteAPI) ListAddons(context.Context, string) ([]clevercloud.Addon, error) {
@@ -72,6 +86,9 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 		{"still provisioning (409)", "addon_1", &deleteAPI{deleteErr: apiErr(409)}, false, status.ReasonDeletionDeferred},
 		{"never recorded, list 404s, self 404s", "", &deleteAPI{listErr: apiErr(404), selfErr: apiErr(404)}, false, status.ReasonDeletionUnconfirmed},
 		{"never recorded, list answers without it", "", &deleteAPI{list: []clevercloud.Addon{}}, true, ""},
+		{"still named after this resource", "addon_1", &deleteAPI{getName: "kubernetes::Metabase::uid-1"}, true, ""},
+		{"taken over by a restored resource elsewhere: kept", "addon_1", &deleteAPI{getName: "kubernetes::Metabase::uid-2"}, true, ""},
+		{"the read before deleting answers 404: DELETE decides", "addon_1", &deleteAPI{getErr: apiErr(404), deleteErr: apiErr(404), list: []clevercloud.Addon{{ID: "addon_1"}}}, false, status.ReasonDeletionUnconfirmed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,6 +126,9 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 			if c.released {
 				if gerr == nil && len(live.GetFinalizers()) > 0 {
 					t.Fatalf("not released: finalizers %v", live.GetFinalizers())
+				}
+				if kept := strings.Contains(c.api.getName, "uid-2"); c.addonID != "" && kept != (c.api.deletes == 0) {
+					t.Fatalf("%d DELETE calls; the add-on taken over elsewhere is never deleted, any other is", c.api.deletes)
 				}
 				return
 			}

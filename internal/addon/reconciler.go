@@ -623,6 +623,11 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		case err != nil:
 			return s.failAPI("refreshing the add-on", err)
 		}
+		if !statusAdopted.Bool(obj) {
+			if err := r.refuseIfManagedElsewhere(s, a); err != nil {
+				return err
+			}
+		}
 		r.observed.Store(obj.GetUID(), r.now())
 		s.set(clearTransient)
 		s.reportDrift(r.addonDrift(obj, a))
@@ -757,6 +762,8 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 				if wasAdopted, err = r.mayBind(ctx, s, a); err != nil {
 					return nil, false, err
 				}
+			} else if err := r.refuseIfManagedElsewhere(s, a); err != nil {
+				return nil, false, err
 			} else if err := r.refuseIfBoundElsewhere(ctx, s, a.ID); err != nil {
 				return nil, false, err
 			}

@@ -304,6 +304,26 @@ func (c *Client) ListProviders(ctx context.Context) ([]Provider, error) {
 }
 
 // GetAddon returns one add-on (GET /v2/organisations/{ownerId}/addons/{addonId}).
+// RenameAddon renames an add-on: PUT /v2/organisations/{ownerId}/addons/{addonId} with only
+// {"name"}, as clever-tools (src/models/addon.js, rename), clever-client.js
+// (update-addon-command.ts) and Terraform (pkg/tmp/addon.go, UpdateAddon) send it; the answer
+// is the whole add-on. Renaming to the same name twice is harmless: idempotent.
+func (c *Client) RenameAddon(ctx context.Context, ownerID, addonID, name string) (*Addon, error) {
+	cl := &call{method: http.MethodPut, route: RouteAddon, idempotent: true}
+	if err := cl.setPath(RouteAddon, "ownerId", ownerID, "addonId", addonID); err != nil {
+		return nil, err
+	}
+	if err := cl.setBody(map[string]string{"name": name}); err != nil {
+		return nil, err
+	}
+	var out Addon
+	cl.out = &out
+	if err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func (c *Client) GetAddon(ctx context.Context, ownerID, addonID string) (*Addon, error) {
 	cl := &call{method: http.MethodGet, route: RouteAddon, idempotent: true}
 	if err := cl.setPath(RouteAddon, "ownerId", ownerID, "addonId", addonID); err != nil {

@@ -440,6 +440,24 @@ func contractCases() []contractCase {
 			sharedType: []string{".provider.plans"},
 		},
 		{
+			// The rename answers the whole add-on, as GET does (clever-client.js
+			// update-addon-command.ts, Terraform pkg/tmp/addon.go UpdateAddon decode it so).
+			name:   "addon",
+			routes: []goldenRoute{{method: "PUT", path: addonPath, name: "addon", status: 200}},
+			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {
+				a, err := c.RenameAddon(ctx, gOwner, gAddonID, "kubernetes::PostgreSql::new-uid")
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAddon(t, a)
+				return a
+			},
+			live: func(l *liveFake) []byte {
+				return l.ok("PUT", "/v2/organisations/"+liveOwner+"/addons/"+l.addons["postgresql-addon"].ID, map[string]string{"name": "renamed"})
+			},
+			sharedType: []string{".provider.plans"},
+		},
+		{
 			name:   "addons",
 			routes: []goldenRoute{{method: "GET", path: "/v2/organisations/" + gOwner + "/addons", name: "addons", status: 200}},
 			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {

@@ -105,6 +105,10 @@ const (
 	ReasonBindingNotAllowed = "BindingNotAllowed"
 	// ReasonAddonClaimed: the add-on is already bound to another resource (named in the message).
 	ReasonAddonClaimed = "AddonClaimed"
+	// ReasonAddonManagedElsewhere: the add-on this resource created is now named after another
+	// resource's UID (kubernetes::<Kind>::<uid>): a resource restored from this one's backup,
+	// in this cluster or another, took it over. This one no longer touches it.
+	ReasonAddonManagedElsewhere = "AddonManagedElsewhere"
 )
 
 // Terminal reasons need the user to act: they set Stalled=True so kstatus reports Failed.
@@ -117,6 +121,7 @@ var terminal = map[string]bool{
 	ReasonOrganisationNotAllowed: true,
 	ReasonBindingNotAllowed:      true,
 	ReasonAddonClaimed:           true,
+	ReasonAddonManagedElsewhere:  true,
 	ReasonSecretConflict:         true,
 	ReasonSecretTemplateInvalid:  true,
 	ReasonRenderFailed:           true,

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -129,6 +130,23 @@ func TestCreateGetListDelete(t *testing.T) {
 		t.Fatalf("bad owner: %+v", e)
 	}
 	c.do("GET", "/v2/organisations/"+testOwner+"/addons/addon_nope", nil).errBody(t, http.StatusNotFound)
+
+	// Rename (the only in-place v2 update): by addon id or realId, answers the whole add-on;
+	// a body without a name, another owner or an unknown id are refused.
+	for i, id := range []string{a.ID, a.RealID} {
+		name := fmt.Sprintf("renamed-%d", i)
+		var got map[string]any
+		c.do("PUT", "/v2/organisations/"+testOwner+"/addons/"+id, map[string]any{"name": name}).decode(t, &got)
+		wantKeys(t, "renamed addon", got, addonKeys...)
+		var back Addon
+		c.do("GET", "/v2/organisations/"+testOwner+"/addons/"+a.ID, nil).decode(t, &back)
+		if back.AddonName() != name {
+			t.Fatalf("after renaming through %s the name is %q", id, back.AddonName())
+		}
+	}
+	c.do("PUT", "/v2/organisations/"+testOwner+"/addons/"+a.ID, map[string]any{"plan": "x"}).errBody(t, http.StatusBadRequest)
+	c.do("PUT", "/v2/organisations/orga_other/addons/"+a.ID, map[string]any{"name": "x"}).errBody(t, http.StatusNotFound)
+	c.do("PUT", "/v2/organisations/"+testOwner+"/addons/addon_nope", map[string]any{"name": "x"}).errBody(t, http.StatusNotFound)
 
 	// List: creation order, only that owner's.
 	b := c.create(t, testOwner, createBody(s, "redis-addon", "s_mono", "rbx"))

@@ -459,6 +459,7 @@ func (s *Server) routes() {
 	s.handle("GET /v2/organisations/{ownerId}/addons", s.listAddons)
 	s.handle("POST /v2/organisations/{ownerId}/addons", s.createAddon)
 	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}", s.getAddon)
+	s.handle("PUT /v2/organisations/{ownerId}/addons/{addonId}", s.renameAddon)
 	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}", s.deleteAddon)
 	s.handle("GET /v2/organisations/{ownerId}/addons/{addonId}/env", s.getAddonEnv)
 	s.handle("GET /v4/addon-providers/config-provider/addons/{realId}/env", s.getConfigEnv)
@@ -736,6 +737,50 @@ func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 	rec := s.find(r.PathValue("addonId"))
 	var a Addon
 	if rec != nil && rec.owner == owner {
+		a = cloneAddon(rec.addon)
+	} else {
+		rec = nil
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		addonNotFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// renameAddon is the v2 add-on update: every client sends only {"name"} (clever-tools
+// src/models/addon.js rename; clever-client.js update-addon-command.ts; Terraform
+// pkg/tmp/addon.go UpdateAddon) and reads back the whole add-on. Both the addon_ id and the
+// realId are accepted, as for GET (Terraform renames Cellar add-ons by realId). Other body
+// fields are ignored: no source shows the API honouring them here.
+func (s *Server) renameAddon(w http.ResponseWriter, r *http.Request) {
+	owner := r.PathValue("ownerId")
+	if !validOwner(owner) {
+		ownerNotFound(w)
+		return
+	}
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		Name *string `json:"name"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		return
+	}
+	if body.Name == nil || *body.Name == "" {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, "name is required")
+		return
+	}
+	s.lockState()
+	rec := s.find(r.PathValue("addonId"))
+	var a Addon
+	if rec != nil && rec.owner == owner {
+		name := *body.Name
+		rec.addon.Name = &name
 		a = cloneAddon(rec.addon)
 	} else {
 		rec = nil

@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -152,3 +154,112 @@ var _ = Describe("a restore from backup (new UIDs, no status, no owner reference
 	})
 })
 
+
+// nameAtFake is the add-on's name at the fake ("" when it has none or is gone).
+func nameAtFake(id string) string {
+	for _, list := range fake.AllAddons() {
+		for _, a := range list {
+			if a.ID == id {
+				return a.AddonName()
+			}
+		}
+	}
+	return ""
+}
+
+var _ = Describe("the same manifest applied in a second cluster while the first still runs", func() {
+	ctx := context.Background()
+
+	It("hands the add-on to the last resource that took it back; the other reports AddonManagedElsewhere and its deletion keeps the add-on", func() {
+		ns := suite.NewNamespace()
+		first := suite.Sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		Eventually(suite.ReadyOf(first)).Should(Equal("True/Provisioned"))
+		Eventually(func() string { return suite.Get(first).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+		cur := suite.Get(first)
+		id := kube.StatusString(cur, "addon")
+		Expect(nameAtFake(id)).To(Equal(addonName(cur)))
+
+		// A second cluster with the operator's namespace restored from the first's backup (the
+		// same claim key), where the same manifest is applied.
+		env2, err := envtestutil.New(filepath.Join("config", "crd", "bases"))
+		Expect(err).NotTo(HaveOccurred())
+		cfg2, err := env2.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(env2.Stop()).To(Succeed()) })
+		cfg2.QPS = -1
+		k8s2, err := client.New(cfg2, client.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		second := &kube.Suite{Name: suite.Name, Client: k8s2, Fake: fake, NamespacePrefix: suite.NamespacePrefix}
+		second.CreateNamespace(ns)
+		second.CreateNamespace(claimKeySecret.Namespace)
+		key := &corev1.Secret{}
+		Expect(k8s.Get(ctx, claimKeySecret, key)).To(Succeed())
+		veleroObject(key, false)
+		Expect(k8s2.Create(ctx, key)).To(Succeed())
+		mgr2 := kube.StartManager(cfg2, kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 2, ClaimKeySecret: claimKeySecret})
+		DeferCleanup(mgr2.Stop)
+
+		calls := suite.CountCalls(ns)
+		copied := kube.Manifest(cur, ns)
+		Expect(k8s2.Create(ctx, copied)).To(Succeed())
+		Eventually(second.ReadyOf(copied), 60*time.Second).Should(Equal("True/Provisioned"))
+		taken := second.Get(copied)
+		Expect(kube.StatusString(taken, "addon")).To(Equal(id), "the same add-on")
+		Expect(nameAtFake(id)).To(Equal(addonName(taken)), "renamed after the resource that took it back")
+		Expect(second.Events(taken)).To(ContainElement("Normal AddonTakenOver"))
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
+
+		// The first cluster's resource sees it at its next read of the add-on.
+		mgr.Stop()
+		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 2 * time.Second })
+		DeferCleanup(func() { mgr.Stop(); startManager() })
+		Eventually(suite.ReadyOf(first), 30*time.Second).Should(Equal("False/AddonManagedElsewhere"))
+		cur = suite.Get(first)
+		Expect(kube.Condition(cur, "Stalled")).To(Equal("True/AddonManagedElsewhere"))
+		Expect(kube.ConditionMessage(cur, "Ready")).To(ContainSubstring(string(taken.GetUID())))
+		Eventually(suite.EventsOf(first)).Should(ContainElement("Warning AddonManagedElsewhere"))
+
+		// Deleting it (e.g. tearing the old cluster down) keeps the add-on.
+		Expect(k8s.Delete(ctx, cur)).To(Succeed())
+		Eventually(suite.GetOf(first)).Should(BeNil())
+		Expect(kube.AddonExists(fake, id)).To(BeTrue())
+		Expect(calls.Matching("DELETE")).To(BeZero())
+		Expect(suite.EventsByName(ns, "PostgreSql", first.GetName())).To(ContainElement("Warning AddonOrphaned"))
+		Expect(second.ReadyOf(copied)()).To(Equal("True/Provisioned"), "the second cluster still manages it")
+	})
+
+	It("refuses a link whose add-on no longer exists, and creates a new add-on only once the user removes it", func() {
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+		cur := suite.Get(cr)
+		id := kube.StatusString(cur, "addon")
+		backup := kube.Manifest(cur, ns)
+
+		// Lost with its add-on (deleted at Clever Cloud meanwhile), then restored.
+		mgr.Stop()
+		loseNamespace(ctx, ns, []*unstructured.Unstructured{cr})
+		Expect(fake.DeleteAddonOutOfBand(suite.OrgOf(ns), id)).To(Succeed())
+		startManager()
+		calls := suite.CountCalls(ns)
+		Expect(k8s.Create(ctx, backup)).To(Succeed())
+		Eventually(suite.ReadyOf(backup)).Should(Equal("False/AddonNotFound"))
+		msg := kube.ConditionMessage(suite.Get(backup), "Ready")
+		Expect(msg).To(And(ContainSubstring(id), ContainSubstring("remove the annotation")))
+		Eventually(suite.EventsOf(backup)).Should(ContainElement("Warning AddonNotFound"))
+		Consistently(func() int { return calls.Route("POST /v2/organisations/{ownerId}/addons") }, 2*time.Second).Should(BeZero(), "never a new add-on in its place")
+
+		// Recreating on purpose: the user removes the link.
+		suite.Mutate(backup, func(live *unstructured.Unstructured) {
+			a := live.GetAnnotations()
+			delete(a, addon.AnnotationAddonClaim)
+			live.SetAnnotations(a)
+		})
+		Eventually(suite.ReadyOf(backup), 60*time.Second).Should(Equal("True/Provisioned"))
+		Expect(kube.StatusString(suite.Get(backup), "addon")).NotTo(Equal(id))
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(Equal(1))
+	})
+})
