@@ -8,8 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -65,6 +67,23 @@ func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...cl
 	err := c.Client.Update(ctx, obj, opts...)
 	settle(err == nil)
 	return err
+}
+
+// Get answers NotFound when obj is a resource being deleted (it carries its UID and a
+// deletion timestamp) and its name now holds another object: the one obj was is gone.
+// helm-operator-plugins, after uninstalling a deleted resource's release, waits (up to 30 s)
+// for the resource's name to disappear from the cache; a resource recreated under the same
+// name at once (a restore, kubectl replace) would hold that worker, and the new resource's
+// Helm reconcile, for the whole wait.
+func (c *StatusClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	uid, deleting := obj.GetUID(), obj.GetDeletionTimestamp() != nil
+	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if deleting && uid != "" && obj.GetUID() != uid {
+		return apierrors.NewNotFound(schema.GroupResource{Group: obj.GetObjectKind().GroupVersionKind().Group, Resource: obj.GetObjectKind().GroupVersionKind().Kind}, key.Name)
+	}
+	return nil
 }
 
 // Status returns the wrapped status writer.

@@ -3,7 +3,6 @@ package operator_test
 import (
 	"context"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -88,11 +87,9 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		calls := suite.CountCalls(ns)
 		restored := backup.DeepCopy()
 		Expect(k8s.Create(ctx, restored)).To(Succeed())
-		// Recreated under the same name at once: helm-operator-plugins' uninstall of the old
-		// resource may still be waiting for a resource of that name to disappear (its
-		// WaitForDeletion, 30 s by default, does not look at the UID), holding the new one's
-		// Helm reconcile until then; so this wait is longer than the suite's 30 s.
-		Eventually(suite.ReadyOf(restored), 90*time.Second).Should(Equal("True/Provisioned"))
+		// Recreated under the same name at once: the old resource's Helm uninstall stops
+		// waiting for the name to disappear as soon as it holds the new UID (StatusClient.Get).
+		Eventually(suite.ReadyOf(restored)).Should(Equal("True/Provisioned"))
 		cur := suite.Get(restored)
 		Expect(kube.StatusString(cur, "addon")).To(Equal(id), "the same add-on")
 		adopted, _, _ := unstructured.NestedBool(cur.Object, "status", "adopted")

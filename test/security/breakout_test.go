@@ -295,11 +295,9 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		restored := backup.DeepCopy()
 		Expect(unstructured.SetNestedField(restored.Object, "Delete", "spec", "deletionPolicy")).To(Succeed())
 		create(restored)
-		// Recreated under the same name at once: helm-operator-plugins' uninstall of the old
-		// resource may still be waiting for a resource of that name to disappear (its
-		// WaitForDeletion, 30 s by default, does not look at the UID), holding the new one's
-		// Helm reconcile until then; so this wait is longer than the suite's 30 s.
-		Eventually(suite.ReadyOf(restored), 90*time.Second).Should(Equal("True/Provisioned"))
+		// Recreated under the same name at once: the old resource's Helm uninstall stops
+		// waiting for the name to disappear as soon as it holds the new UID (StatusClient.Get).
+		Eventually(suite.ReadyOf(restored)).Should(Equal("True/Provisioned"))
 		Expect(kube.StatusString(suite.Get(restored), "addon")).To(Equal(id), "the same add-on, without an admin")
 		Expect(restoreCalls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "no new add-on")
 
