@@ -38,6 +38,9 @@ must reach the organisation; it never lends the operator's identity.
 Flags:
 `
 
+// maxGrantIDs is the CRDs' limit on spec.binding.addonIds.
+const maxGrantIDs = 256
+
 type importFlags struct {
 	org, namespace, kinds, nameRegex, deletionPolicy string
 	credentialsRef, grant, grantSecret, outputDir    string
@@ -173,6 +176,9 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	}
 	docs := make([][]byte, 0, len(out)+1)
 	files := make([]string, 0, len(out)+1)
+	if f.grant != "" && len(out) > maxGrantIDs {
+		return fmt.Errorf("--grant: %d add-ons selected, but a CleverCredentials lists at most %d (spec.binding.addonIds); narrow the import with --kind, --name-regex or add-on ids", len(out), maxGrantIDs)
+	}
 	if f.grant != "" && len(out) > 0 {
 		ids := make([]string, 0, len(out))
 		for _, m := range out {
