@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -102,7 +101,11 @@ func runTrace(ctx context.Context, args []string, env *Env) error {
 		}
 		calls, logErr = ParseCalls(r, k.Lower(), ns, name)
 	} else {
-		calls, logErr = podCalls(ctx, cfg, opNS, opSel, k.Lower(), ns, name)
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		calls, logErr = podCalls(ctx, cs, opNS, opSel, k.Lower(), ns, name)
 	}
 	printTrace(env.Stdout, k, obj, events.Items, calls, env.now())
 	if logErr != nil {
@@ -149,11 +152,7 @@ func findResource(ctx context.Context, c client.Client, ns, name, kind string) (
 
 // podCalls reads the logs of the operator's pods (every container named manager, else the
 // first container) through the API server (pods/log).
-func podCalls(ctx context.Context, cfg *rest.Config, opNS, sel, kindLower, ns, name string) ([]Call, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
+func podCalls(ctx context.Context, cs kubernetes.Interface, opNS, sel, kindLower, ns, name string) ([]Call, error) {
 	pods, err := cs.CoreV1().Pods(opNS).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing the operator's pods in %s: %w", opNS, err)

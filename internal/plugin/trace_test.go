@@ -12,7 +12,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
@@ -124,5 +129,54 @@ func TestPrintTraceCalls(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestPodCalls(t *testing.T) {
+	pod := func(name string, labels map[string]string, containers ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "clever-operator-system", Labels: labels}}
+		for _, c := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c})
+		}
+		return p
+	}
+	sel := "app.kubernetes.io/name=clever-operator"
+	for _, tc := range []struct {
+		name string
+		objs []runtime.Object
+		err  string
+		logs int // pods/log reads
+	}{
+		{"no operator pod", []runtime.Object{pod("other", map[string]string{"app": "x"}, "c")}, "no operator pod labelled " + sel + " in namespace clever-operator-system", 0},
+		{"the operator's pods, manager container", []runtime.Object{
+			pod("op-1", map[string]string{"app.kubernetes.io/name": "clever-operator"}, "kube-rbac-proxy", "manager"),
+			pod("op-2", map[string]string{"app.kubernetes.io/name": "clever-operator"}, "manager"),
+			pod("other", map[string]string{"app": "x"}, "c")}, "", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := k8sfake.NewClientset(tc.objs...)
+			calls, err := podCalls(context.Background(), cs, "clever-operator-system", sel, "redis", "ns", "db")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != 0 {
+				t.Errorf("calls from the fake clientset's canned log: %+v", calls)
+			}
+			var reads []string
+			for _, a := range cs.Actions() {
+				if a.GetSubresource() == "log" {
+					reads = append(reads, a.(k8stesting.GenericAction).GetValue().(*corev1.PodLogOptions).Container)
+				}
+			}
+			if len(reads) != tc.logs || reads[0] != "manager" {
+				t.Errorf("pods/log reads = %v, want %d of container manager", reads, tc.logs)
+			}
+		})
 	}
 }
