@@ -186,6 +186,7 @@ func BuildManifest(k *addon.Kind, o *Observed, name string, opts Options) (*Mani
 	}
 	if k.Operator != "" && o.Version != "" {
 		spec["version"] = o.Version
+		m.Comments = append(m.Comments, fmt.Sprintf("spec.version pins the version the add-on runs (%s): the operator asks Clever Cloud for it if it changes; remove it to leave versions to Clever Cloud", o.Version))
 	}
 	if k.ConfigProvider {
 		// spec.variables replace the provider's whole variable list under managementPolicy
@@ -218,11 +219,18 @@ func versionCode(k *addon.Kind, o *Observed) (int64, string, error) {
 				return c, "", nil
 			}
 		}
+		note := ""
+		if len(o.Announced) > 0 {
+			// The operator checks the code against what the provider announces (reason
+			// VersionNotAvailable) when it compares the add-on with the spec.
+			note = fmt.Sprintf("WARNING: the add-on runs %s, which %s no longer announces (%s): on a dedicated plan the operator reports VersionNotAvailable until spec.options.version names an announced one (a migration)",
+				actual, k.ProviderID, strings.Join(o.Announced, ", "))
+		}
 		parts := strings.Split(actual, ".")
 		for n := len(parts); n >= 1; n-- {
 			want := strings.Join(parts[:n], ".")
 			if c, ok := digits(want); ok && c > 0 && k.VersionCode(c) == want {
-				return c, "", nil
+				return c, note, nil
 			}
 		}
 	}

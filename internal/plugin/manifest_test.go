@@ -81,6 +81,9 @@ func TestBuildManifest(t *testing.T) {
 		{"mysql without announced versions: 8.4.3 is 84", Observed{
 			Addon: addonOf("addon_my2", "shop2", "mysql-addon", "s_sml", "par"), Version: "8.4.3"}, nil, "shop2",
 			map[string]any{"spec.options.version": int64(84)}, ""},
+		{"a version the provider no longer announces is kept, with a warning", Observed{
+			Addon: addonOf("addon_pg3", "old", "postgresql-addon", "xs_sml", "par"), Version: "11.22", Announced: []string{"15", "16", "17"}}, nil, "old",
+			map[string]any{"spec.options.version": int64(11)}, "WARNING: the add-on runs 11.22, which postgresql-addon no longer announces (15, 16, 17)"},
 		{"no published version: the provider's default, said in a comment", Observed{
 			Addon: addonOf("addon_pg2", "x", "postgresql-addon", "dev", "par"), DefaultVersion: "16"}, nil, "x",
 			map[string]any{"spec.options.version": int64(16)}, "provider's default"},
@@ -90,7 +93,7 @@ func TestBuildManifest(t *testing.T) {
 			map[string]any{"spec.options.version": int64(8), "spec.options.kibana": true, "spec.options.apm": false}, ""},
 		{"keycloak: spec.version, no options", Observed{
 			Addon: addonOf("addon_kc", "sso", "keycloak", "base", "par"), Version: "26.2.5"}, nil, "sso",
-			map[string]any{"spec.version": "26.2.5", "spec.instance.plan": "base", "spec.options": nil}, ""},
+			map[string]any{"spec.version": "26.2.5", "spec.instance.plan": "base", "spec.options": nil}, "spec.version pins the version the add-on runs (26.2.5)"},
 		{"pulsar: fixed plan, region only", Observed{
 			Addon: addonOf("addon_pu", "events", "addon-pulsar", "beta", "par")}, nil, "events",
 			map[string]any{"spec.instance.region": "par", "spec.instance.plan": nil, "spec.options": nil}, ""},
