@@ -65,7 +65,10 @@ func TestCallLogLine(t *testing.T) {
 		want      []string // substrings, one per line, in order
 	}{
 		{"a retried read at V(1): the failed attempt and the successful one", 1,
-			func(ctx context.Context) error { _, err := c.GetAddon(ctx, "orga_owner-1", "addon_secret-id-123"); return err },
+			func(ctx context.Context) error {
+				_, err := c.GetAddon(ctx, "orga_owner-1", "addon_secret-id-123")
+				return err
+			},
 			[]string{
 				`"level"=0 "msg"="Clever Cloud call" "method"="GET" "route"="/v2/organisations/{ownerId}/addons/{addonId}" "status"=503`,
 				`"level"=1 "msg"="Clever Cloud call" "method"="GET" "route"="/v2/organisations/{ownerId}/addons/{addonId}" "status"=200`,
@@ -74,7 +77,10 @@ func TestCallLogLine(t *testing.T) {
 			func(ctx context.Context) error { return c.DeleteAddon(ctx, "orga_owner-1", "addon_secret-id-123") },
 			[]string{`"level"=0 "msg"="Clever Cloud call" "method"="DELETE" "route"="/v2/organisations/{ownerId}/addons/{addonId}" "status"=204`}},
 		{"a successful read is not logged at info", 0,
-			func(ctx context.Context) error { _, err := c.GetAddon(ctx, "orga_owner-1", "addon_secret-id-123"); return err },
+			func(ctx context.Context) error {
+				_, err := c.GetAddon(ctx, "orga_owner-1", "addon_secret-id-123")
+				return err
+			},
 			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
