@@ -115,6 +115,10 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (sequentially); a failure le
 build: ## Build the manager binary.
 	go build -o bin/manager .
 
+.PHONY: plugin
+plugin: ## Build the kubectl plugin bin/kubectl-clever (the operator's binary; install: cp bin/kubectl-clever ~/.local/bin/).
+	go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/kubectl-clever .
+
 .PHONY: build-fakeapi
 build-fakeapi: ## Build the fake Clever Cloud API server.
 	go build -o bin/fakeapi ./hack/fakeapi

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
+	"github.com/clever-operator/clever-operator/internal/plugin"
 )
 
 // The operator's cluster-scoped permissions (controller-gen writes the ClusterRole
@@ -58,6 +60,10 @@ var version = "dev"
 const gcPercent = 50
 
 func main() {
+	// Invoked as kubectl-clever (make plugin): the kubectl plugin (internal/plugin, docs/plugin.md).
+	if strings.HasPrefix(filepath.Base(os.Args[0]), plugin.Name) {
+		os.Exit(plugin.Main(os.Args[1:]))
+	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}

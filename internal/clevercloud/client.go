@@ -4,8 +4,10 @@
 // It authenticates with OAuth 1.0a HMAC-SHA512 or a bearer API token, rate-limits
 // per credential set, retries idempotent calls with capped exponential backoff and
 // full jitter (honouring Retry-After), and exposes Prometheus metrics labelled by
-// route template. It never logs, and never puts credentials or environment variable
-// values into errors.
+// route template. It logs one line per HTTP attempt (CallLogMessage: method, route
+// template, status, duration, attempt; never a URL, body, header or id) through the
+// logger of the request's context, and never puts credentials or environment variable
+// values into errors or logs.
 package clevercloud
 
 import (
@@ -25,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 
 	"github.com/clever-operator/clever-operator/internal/config"
@@ -579,6 +582,35 @@ type call struct {
 	idempotent bool   // retried on 429/5xx/network errors
 	sensitive  bool   // env route: never echo bodies
 	redact     []string
+	status     int // HTTP status of the last attempt (0: no answer)
+}
+
+// CallLogMessage is the message of the line logged for every Clever Cloud HTTP attempt, with
+// the keys method, route (the route template, never the URL: no id, query or credential),
+// status (0 when no answer came), durationMs and attempt (1 for the first try), plus failure
+// (what went wrong, e.g. "sending request") when no answer came. kubectl clever trace reads
+// these lines.
+const CallLogMessage = "Clever Cloud call"
+
+// logCall logs one attempt through the context's logger (the engine's carries the resource:
+// "<kind>": namespace/name). Calls that change something at Clever Cloud (every method but
+// GET) and failed attempts log at info level; successful reads, the bulk of a steady state
+// (one per resource and resync period), at V(1) (--zap-log-level=debug).
+func logCall(ctx context.Context, cl *call, attempt int, d time.Duration, err error) {
+	log := logr.FromContextOrDiscard(ctx)
+	level := 1
+	if cl.method != http.MethodGet || err != nil {
+		level = 0
+	}
+	if !log.V(level).Enabled() {
+		return
+	}
+	kv := []any{"method", cl.method, "route", cl.route, "status", cl.status, "durationMs", d.Milliseconds(), "attempt", attempt + 1}
+	var re *RequestError
+	if cl.status == 0 && errors.As(err, &re) {
+		kv = append(kv, "failure", re.Op)
+	}
+	log.V(level).Info(CallLogMessage, kv...)
 }
 
 // setPath fills the route template with url.PathEscape'd, non-empty values.
@@ -621,7 +653,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 			}
 			return err
 		}
+		start := time.Now()
 		err := c.attempt(ctx, cl)
+		logCall(ctx, cl, attempt, time.Since(start), err)
 		if c.circuit != nil && ctx.Err() == nil {
 			c.circuit.record(err, c.now())
 		}
@@ -712,6 +746,7 @@ func (c *Client) waitLimiter(ctx context.Context, cl *call) error {
 
 // attempt sends one request and decodes the answer.
 func (c *Client) attempt(ctx context.Context, cl *call) error {
+	cl.status = 0
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -742,6 +777,7 @@ func (c *Client) attempt(ctx context.Context, cl *call) error {
 		return &RequestError{Method: cl.method, Route: cl.route, Op: opSend, Err: unwrapURLError(err)}
 	}
 	defer resp.Body.Close()
+	cl.status = resp.StatusCode
 	code := strconv.Itoa(resp.StatusCode)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
