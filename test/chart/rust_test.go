@@ -184,6 +184,28 @@ var _ = Describe("the Rust operator chart's values", func() {
 		Expect(np.Spec.PodSelector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
 	})
 
+	It("get NOTES warnings: a memory limit below the measured need, the Rust chart's PDB values, forceNamespace", func() {
+		notes := func(args ...string) string {
+			GinkgoHelper()
+			all := append([]string{"install", "notes", chartDir, "--dry-run=server", "--kubeconfig", kubeconfig, "--namespace", "notes-check"}, args...)
+			out, err := runHelm(all...)
+			Expect(err).NotTo(HaveOccurred(), out)
+			return out[strings.Index(out, "NOTES:"):]
+		}
+		for _, limit := range []string{"64M", "64Mi", "100Mi", "157286399"} {
+			out := notes("--set", "resources.limits.memory="+limit)
+			Expect(out).To(ContainSubstring("WARNING: resources.limits.memory="+limit+" is below the 150Mi this operator needs"), limit)
+		}
+		for _, limit := range []string{"150Mi", "256Mi", "1Gi", "157286400", "0.5Gi"} { // 0.5Gi: not read, no warning
+			Expect(notes("--set", "resources.limits.memory="+limit)).NotTo(ContainSubstring("WARNING: resources.limits.memory"), limit)
+		}
+		out := notes("--set", "podDisruptionBudget.enabled=true", "--set", "podDisruptionBudget.minAvailable=0", "--set", "forceNamespace=elsewhere")
+		Expect(out).To(ContainSubstring("DEPRECATED: podDisruptionBudget.* (the Rust operator chart's names) were read as pdb.enabled=true,\npdb.minAvailable=0."))
+		Expect(out).To(ContainSubstring("WARNING: forceNamespace=elsewhere (a Rust operator chart value) is ignored"))
+		// The default values: none of these.
+		Expect(notes()).NotTo(Or(ContainSubstring("WARNING"), ContainSubstring("DEPRECATED"), ContainSubstring("Rust")))
+	})
+
 	It("keeps rejecting typos, under config.* too", func() {
 		out, err := helmTemplate("-f", rustValuesFile(), "--set-string", "config.tokne=x")
 		Expect(err).To(HaveOccurred())

@@ -250,6 +250,10 @@ A memory quantity ("64M", "128Mi", "1Gi", "134217728") in bytes, as an integer; 
 it cannot be read (an exponent, a fraction of a unit, an empty value).
 */}}
 {{- define "clever-operator.bytes" -}}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}
+{{- /* A plain number (--set, or YAML decoded as JSON numbers): bytes. */}}
+{{- int64 . }}
+{{- else }}
 {{- $q := trim (toString .) }}
 {{- $m := regexFind "^[0-9]+" $q }}
 {{- if $m }}
@@ -257,6 +261,7 @@ it cannot be read (an exponent, a fraction of a unit, an empty value).
 {{- $u := trimPrefix $m $q }}
 {{- if hasKey $units $u }}
 {{- mul (int64 $m) (index $units $u) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
