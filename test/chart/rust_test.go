@@ -393,6 +393,22 @@ spec: {organisation: orga_00000000-0000-0000-0000-000000000000, options: {versio
 			Expect(rk8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, secret)).To(Succeed())
 			Expect(secret.Data).To(Equal(rustCredEnv()))
 
+			// docs/migrating-from-rust-operator.md step 6: the credentials moved to a Secret of
+			// the user's, config.* emptied.
+			Expect(rk8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "clever-operator-api", Namespace: ns},
+				Data: rustCredEnv()})).To(Succeed())
+			out, err = runHelm("upgrade", rel, chartDir, "--kubeconfig", rkc, "--namespace", ns, "--reuse-values",
+				"--set", "config.token=", "--set", "config.secret=", "--set", "config.consumerKey=", "--set", "config.consumerSecret=",
+				"--set", "credentials.existingSecret=clever-operator-api")
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(out).NotTo(ContainSubstring("DEPRECATED"))
+			Expect(out).NotTo(ContainSubstring("WARNING: credentials.create=true"))
+			Expect(rk8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: deploymentName}, d)).To(Succeed())
+			Expect(d.Spec.Template.Spec.Containers[0].EnvFrom).To(Equal([]corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "clever-operator-api"}}}}))
+			err = rk8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, &corev1.Secret{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the chart's credentials Secret: %v", err)
+
 			out, err = runHelm("uninstall", rel, "--kubeconfig", rkc, "--namespace", ns)
 			Expect(err).NotTo(HaveOccurred(), out)
 			Expect(crdUIDs()).To(Equal(after), "the CRDs are kept by helm uninstall")
