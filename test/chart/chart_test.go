@@ -414,8 +414,9 @@ var _ = Describe("helm template", func() {
 			Expect(c.LivenessProbe.HTTPGet.Port.String()).To(Equal("probes"))
 			Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 			Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("probes"))
-			Expect(c.Resources.Requests.Cpu().String()).To(Equal("10m"))
-			Expect(c.Resources.Requests.Memory().String()).To(Equal("64Mi"))
+			// From docs/performance.md's figures (values.yaml explains them).
+			Expect(c.Resources.Requests.Cpu().String()).To(Equal("20m"))
+			Expect(c.Resources.Requests.Memory().String()).To(Equal("128Mi"))
 			Expect(c.Resources.Limits.Cpu().String()).To(Equal("500m"))
 			Expect(c.Resources.Limits.Memory().String()).To(Equal("256Mi"))
 			Expect(c.Env).To(ContainElements(

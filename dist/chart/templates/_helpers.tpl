@@ -52,8 +52,17 @@ app.kubernetes.io/part-of: clever-operator
 {{- include "clever-operator.fullname" . }}-manager
 {{- end }}
 
+{{/*
+The manager's image. The Rust operator's image (clevercloud/clever-operator, which
+`helm upgrade --reuse-values` from its chart carries over with its tag, a commit of that
+operator) cannot run under this chart's command and flags: it is replaced by this chart's
+default image (files/default-values.yaml; tag v<appVersion>), and NOTES.txt says so.
+*/}}
 {{- define "clever-operator.image" -}}
 {{- $img := .Values.image }}
+{{- if include "clever-operator.isRustImage" . }}
+{{- $img = get (.Files.Get "files/default-values.yaml" | fromYaml) "image" }}
+{{- end }}
 {{- if $img.digest }}
 {{- printf "%s@%s" $img.repository $img.digest }}
 {{- else }}
@@ -124,4 +133,144 @@ clever-operator-credentials
 
 {{- define "clever-operator.metricsReaderRoleName" -}}
 {{- include "clever-operator.fullname" . }}-metrics-reader
+{{- end }}
+
+{{/*
+Run first by every template (generated ones too): makes .Values complete and maps the Rust
+operator chart's value names. Idempotent (every template runs it on the same .Values).
+
+1. Fills in, from files/default-values.yaml (a copy of values.yaml, hack/gen-chart.sh), every
+   value that is missing. `helm upgrade --reuse-values` renders a chart with the previous
+   release's values in place of the chart's values.yaml (helm.sh/helm/v3
+   pkg/action/upgrade.go: `chart.Values = oldVals`): after the Rust operator's chart, none of
+   this chart's defaults would be there. Only missing keys are added; a value set to false,
+   0 or "" stays.
+2. Maps the Rust operator chart's values (deployments/kubernetes/helm/values.yaml of
+   CleverCloud/clever-operator; docs/migrating-from-rust-operator.md):
+   config.token, config.secret, config.consumerKey, config.consumerSecret -> the same names
+   under credentials, with credentials.create=true when any is set (fails when a name is set
+   both ways with different values, or together with credentials.existingSecret);
+   podDisruptionBudget.enabled/.minAvailable -> pdb.enabled/.minAvailable.
+The image, resources and networkPolicy.ingress/.egress of that chart are read where they are
+used ("clever-operator.image", "clever-operator.resources", networkpolicy.yaml). Its
+securityContext (uid 20000, gid 25000) is merged with this chart's like any user value.
+*/}}
+{{- define "clever-operator.init" -}}
+{{- include "clever-operator.fillDefaults" (list .Values (.Files.Get "files/default-values.yaml" | fromYaml)) }}
+{{- $c := .Values.credentials }}
+{{- $legacy := include "clever-operator.legacyCredentialKeys" . | fromYamlArray }}
+{{- range $legacy }}
+{{- $old := trim (toString (index $.Values.config .)) }}
+{{- $new := trim (toString (default "" (index $c .))) }}
+{{- if and $new (ne $old $new) }}
+{{- fail (printf "config.%s (the Rust operator chart's name, deprecated) and credentials.%s are both set, to different values: keep credentials.%s only (--set config.%s=)" . . . .) }}
+{{- end }}
+{{- $_ := set $c . $old }}
+{{- end }}
+{{- if $legacy }}
+{{- if $c.existingSecret }}
+{{- fail (printf "config.%s (the Rust operator chart's credentials, deprecated) is set together with credentials.existingSecret: the chart would create a credentials Secret from config.* and not read %s; unset config.* (--set config.token= --set config.secret= --set config.consumerKey= --set config.consumerSecret=) to use the existing Secret, or unset credentials.existingSecret" (first $legacy) $c.existingSecret) }}
+{{- end }}
+{{- $_ := set $c "create" true }}
+{{- end }}
+{{- $rustPDB := default dict .Values.podDisruptionBudget }}
+{{- if $rustPDB.enabled }}
+{{- $min := hasKey $rustPDB "minAvailable" | ternary $rustPDB.minAvailable 1 }}
+{{- if and .Values.pdb.enabled (ne (toString .Values.pdb.minAvailable) (toString $min)) }}
+{{- fail (printf "podDisruptionBudget.minAvailable (the Rust operator chart's name, deprecated) is %v and pdb.minAvailable is %v: keep pdb.* only (--set podDisruptionBudget.enabled=false)" $min .Values.pdb.minAvailable) }}
+{{- end }}
+{{- $_ := set .Values.pdb "enabled" true }}
+{{- $_ := set .Values.pdb "minAvailable" $min }}
+{{- $_ := set .Values.pdb "maxUnavailable" "" }}
+{{- end }}
+{{- end }}
+
+{{/* Adds to the map (index . 0) every key of (index . 1) it lacks, recursively into maps. */}}
+{{- define "clever-operator.fillDefaults" -}}
+{{- $dst := index . 0 }}
+{{- range $k, $v := index . 1 }}
+{{- if not (hasKey $dst $k) }}
+{{- $_ := set $dst $k $v }}
+{{- else if and (kindIs "map" $v) (kindIs "map" (index $dst $k)) }}
+{{- include "clever-operator.fillDefaults" (list (index $dst $k) $v) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The Rust operator chart's credential values (config.*) that are set, as a YAML list. */}}
+{{- define "clever-operator.legacyCredentialKeys" -}}
+{{- $config := default dict .Values.config }}
+{{- $set := list }}
+{{- range list "token" "secret" "consumerKey" "consumerSecret" }}
+{{- if trim (toString (default "" (index $config .))) }}
+{{- $set = append $set . }}
+{{- end }}
+{{- end }}
+{{- toYaml $set }}
+{{- end }}
+
+{{/* The Rust operator's image repositories (Docker Hub): never run under this chart. */}}
+{{- define "clever-operator.isRustImage" -}}
+{{- $repo := trimPrefix "index.docker.io/" (trimPrefix "docker.io/" (toString .Values.image.repository)) }}
+{{- if eq $repo "clevercloud/clever-operator" }}true{{ end }}
+{{- end }}
+
+{{/* The Rust operator chart's default resources. */}}
+{{- define "clever-operator.rustDefaults" -}}
+resources:
+  requests:
+    memory: 64M
+    cpu: 100m
+    ephemeral-storage: 128Mi
+  limits:
+    memory: 64M
+    cpu: 100m
+    ephemeral-storage: 128Mi
+{{- end }}
+
+{{/*
+The manager container's resources (YAML): .Values.resources, except that the Rust operator
+chart's defaults (64M of memory, requests = limits), which `helm upgrade --reuse-values`
+carries over, are replaced by this chart's (values.yaml, from docs/performance.md).
+*/}}
+{{- define "clever-operator.resources" -}}
+{{- if include "clever-operator.rustResources" . }}
+{{- toYaml (get (.Files.Get "files/default-values.yaml" | fromYaml) "resources") }}
+{{- else }}
+{{- toYaml .Values.resources }}
+{{- end }}
+{{- end }}
+
+{{- define "clever-operator.rustResources" -}}
+{{- if eq (toJson .Values.resources) (toJson (get (include "clever-operator.rustDefaults" . | fromYaml) "resources")) }}true{{ end }}
+{{- end }}
+
+{{/*
+A memory quantity ("64M", "128Mi", "1Gi", "134217728") in bytes, as an integer; empty when
+it cannot be read (an exponent, a fraction of a unit, an empty value).
+*/}}
+{{- define "clever-operator.bytes" -}}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}
+{{- /* A plain number (--set, or YAML decoded as JSON numbers): bytes. */}}
+{{- int64 . }}
+{{- else }}
+{{- $q := trim (toString .) }}
+{{- $m := regexFind "^[0-9]+" $q }}
+{{- if $m }}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 }}
+{{- $u := trimPrefix $m $q }}
+{{- if hasKey $units $u }}
+{{- mul (int64 $m) (index $units $u) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The memory the operator needs at the sizes docs/performance.md measures (P5: a peak RSS of
+131 MiB provisioning 1000 resources with 5000 unrelated Secrets; 80 MiB before any work), in
+bytes: 150 MiB, the P5 goal. A memory limit below it may be OOM-killed (NOTES.txt warns).
+*/}}
+{{- define "clever-operator.memoryNeed" -}}
+157286400
 {{- end }}
