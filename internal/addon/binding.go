@@ -208,6 +208,12 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 	if c == nil {
 		return nil, false, false, nil
 	}
+	if !c.valid && s.grant != nil && s.grant.AllowsBinding(c.addonID) {
+		// A claim signed with a key since lost (the cluster rebuilt without the operator's
+		// namespace): the credentials' binding grant lets the resource have the add-on anyway,
+		// as adopted (its deletion then defaults to Orphan).
+		c.valid = true
+	}
 	if !c.valid {
 		if !s.first {
 			// Perhaps its own claim under a key since lost (a restart without the key Secret):

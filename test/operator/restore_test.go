@@ -263,3 +263,54 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(Equal(1))
 	})
 })
+
+var _ = Describe("a restore without the operator's claim key", func() {
+	ctx := context.Background()
+
+	It("refuses the unverifiable link, saying how to recover, and binds once an admin grants the add-on", func() {
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+		cur := suite.Get(cr)
+		id := kube.StatusString(cur, "addon")
+		backup := kube.Manifest(cur, ns)
+
+		// The cluster is rebuilt from a backup of the namespace only: the operator's claim key
+		// Secret is lost, and the operator starts with a new key.
+		mgr.Stop()
+		loseNamespace(ctx, ns, []*unstructured.Unstructured{cr})
+		Expect(k8s.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claimKeySecret.Namespace, Name: claimKeySecret.Name}})).To(Succeed())
+		startManager()
+		calls := suite.CountCalls(ns)
+		Expect(k8s.Create(ctx, backup)).To(Succeed())
+		Eventually(suite.ReadyOf(backup)).Should(Equal("False/BindingNotAllowed"))
+		Expect(kube.ConditionMessage(suite.Get(backup), "Ready")).To(And(ContainSubstring("claim key"), ContainSubstring("spec.binding")))
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
+
+		// The admin grants that add-on to the default credentials.
+		def := &unstructured.Unstructured{}
+		def.SetAPIVersion("api.clever-cloud.com/v1alpha1")
+		def.SetKind("ClusterCleverCredentials")
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "default"}, def)).To(Succeed())
+		before, _, _ := unstructured.NestedFieldCopy(def.Object, "spec", "binding")
+		Expect(unstructured.SetNestedStringSlice(def.Object, []string{id}, "spec", "binding", "addonIds")).To(Succeed())
+		Expect(k8s.Update(ctx, def)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: "default"}, def)).To(Succeed())
+			if before == nil {
+				unstructured.RemoveNestedField(def.Object, "spec", "binding")
+			} else {
+				Expect(unstructured.SetNestedField(def.Object, before, "spec", "binding")).To(Succeed())
+			}
+			Expect(k8s.Update(ctx, def)).To(Succeed())
+		})
+		Eventually(suite.ReadyOf(backup), 60*time.Second).Should(Equal("True/Provisioned"))
+		got := suite.Get(backup)
+		Expect(kube.StatusString(got, "addon")).To(Equal(id), "its old add-on")
+		adopted, _, _ := unstructured.NestedBool(got.Object, "status", "adopted")
+		Expect(adopted).To(BeTrue(), "bound by the admin's grant: adopted, deletion defaults to Orphan")
+		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
+	})
+})
