@@ -178,13 +178,29 @@ func (s *pass) applyBackups(bs []clevercloud.Backup) {
 	s.reportBackupStale()
 }
 
+// notFoundBackups handles a 404 of the backups list: clever-client.js reads it as "no backups"
+// (list-backup-command.ts), so a resource that has none recorded records none; but a 404 alone
+// never erases backups seen before (a wrong endpoint or a proxy can make every route answer
+// 404; the same rule as for deleted add-ons): status.backups is kept as it was.
+func (s *pass) notFoundBackups() {
+	if _, found := statusBackups.Value(s.obj); found {
+		s.reportBackupStale()
+		return
+	}
+	s.applyBackups(nil)
+}
+
 // refreshBackups is the periodic refresh's backups read (one call). Throttling and outages
 // are reported as for the other reads (Synced=False, Ready kept); another error leaves
 // status.backups as it was and sets BackupStale=Unknown.
 func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string) error {
 	obj := s.obj
 	bs, err := s.api.ListBackups(ctx, s.org, realID)
-	if err != nil {
+	switch {
+	case clevercloud.IsNotFound(err):
+		s.set(clearTransient)
+		s.notFoundBackups()
+	case err != nil:
 		if k := classify(err); k == failThrottled || k == failUnavailable {
 			return s.failAPI("reading the add-on's backups", err)
 		}
@@ -192,7 +208,7 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 		if s.condition(status.TypeBackupStale, metav1.ConditionUnknown, status.ReasonBackupsUnreadable, msg) {
 			s.event(corev1.EventTypeWarning, status.ReasonBackupsUnreadable, msg)
 		}
-	} else {
+	default:
 		s.set(clearTransient)
 		s.applyBackups(bs)
 	}
@@ -210,6 +226,10 @@ func (r *Reconciler) firstBackups(ctx context.Context, s *pass, realID string) {
 		return
 	}
 	bs, err := s.api.ListBackups(ctx, s.org, realID)
+	if clevercloud.IsNotFound(err) {
+		s.notFoundBackups()
+		return
+	}
 	if err != nil {
 		s.log.V(1).Info("reading the backups failed; read again at the refresh period", "error", err.Error())
 		return

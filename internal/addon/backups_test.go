@@ -173,6 +173,7 @@ func TestBackupStaleSequence(t *testing.T) {
 		{"stale", []clevercloud.Backup{backupAt(now.Add(-40 * time.Hour))}, nil, "", "True/BackupStale", []string{"Warning BackupStale"}},
 		{"still stale: no second event", []clevercloud.Backup{backupAt(now.Add(-40 * time.Hour))}, nil, "", "True/BackupStale", nil},
 		{"a fresh backup clears it", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "", "False/BackupRecent", []string{"Normal BackupRecent"}},
+		{"a 404 never erases the backups seen", nil, &clevercloud.APIError{StatusCode: 404, Message: "Not Found"}, "", "False/BackupRecent", nil},
 		{"the annotation shortens the maximum age", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "30m", "True/BackupStale", []string{"Warning BackupStale"}},
 		{"a bad annotation", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "1 day", "Unknown/InvalidBackupMaxAge", []string{"Warning InvalidBackupMaxAge"}},
 		{"no backup, resource older than the maximum age", []clevercloud.Backup{}, nil, "", "True/BackupStale", []string{"Warning BackupStale"}},
@@ -204,6 +205,11 @@ func TestBackupStaleSequence(t *testing.T) {
 		}
 		if got := condition(s.obj, status.TypeAddonReady); got != "True/Provisioned" {
 			t.Errorf("%s: AddonReady %s", st.name, got)
+		}
+		if st.err != nil && clevercloud.IsNotFound(st.err) {
+			if _, last := statusBackups.Value(s.obj); !last || statusBackupsLastTime.String(s.obj) == "" {
+				t.Errorf("%s: the 404 erased status.backups", st.name)
+			}
 		}
 		u = s.obj
 	}
@@ -250,6 +256,7 @@ func TestFirstBackups(t *testing.T) {
 		{"PostgreSql", "postgresql_1", true, nil, 0, true},
 		{"PostgreSql", "", false, nil, 0, false},
 		{"PostgreSql", "postgresql_1", false, errors.New("boom"), 1, false},
+		{"PostgreSql", "postgresql_1", false, &clevercloud.APIError{StatusCode: 404}, 1, true},
 		{"Azimutt", "azimutt_1", false, nil, 0, false},
 	} {
 		k := kind(t, tc.kind)

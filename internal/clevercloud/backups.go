@@ -38,9 +38,10 @@ func parseBackupDate(s string) (time.Time, error) {
 }
 
 // ListBackups returns the backups of an add-on (GET /v2/backups/{ownerId}/{realId}), newest
-// first. A 404 is an empty list, as clever-client.js reads it (list-backup-command.ts
-// getEmptyResponsePolicy): the API answers it for an add-on without backups. The answer is
-// treated as sensitive (download URLs): an error never quotes its body.
+// first. A 404 is returned as an error (IsNotFound): clever-client.js reads it as an empty list
+// (list-backup-command.ts getEmptyResponsePolicy), and the caller decides whether it may (the
+// engine never lets a 404 erase backups it saw before). The answer is treated as sensitive
+// (download URLs): an error never quotes its body.
 func (c *Client) ListBackups(ctx context.Context, ownerID, realID string) ([]Backup, error) {
 	cl := &call{method: http.MethodGet, route: RouteBackups, idempotent: true, sensitive: true}
 	if err := cl.setPath(RouteBackups, "ownerId", ownerID, "ref", realID); err != nil {
@@ -49,9 +50,6 @@ func (c *Client) ListBackups(ctx context.Context, ownerID, realID string) ([]Bac
 	var out []Backup
 	cl.out = &out
 	if err := c.do(ctx, cl); err != nil {
-		if IsNotFound(err) {
-			return []Backup{}, nil
-		}
 		return nil, err
 	}
 	if out == nil {

@@ -29,7 +29,7 @@ func TestListBackups(t *testing.T) {
 		{"newest first, unparsable last", 200, backupsJSON, []string{"b-new", "b-old", "b-bad"}, ""},
 		{"empty", 200, `[]`, []string{}, ""},
 		{"null", 200, `null`, []string{}, ""},
-		{"404 is no backups (clever-client.js)", 404, `{"id":4004,"message":"Not Found","type":"error"}`, []string{}, ""},
+		{"404 is an error the caller reads (IsNotFound)", 404, `{"id":4004,"message":"Not Found","type":"error"}`, nil, "404"},
 		{"a 400 is an error that does not quote a non-JSON body", 400, `https://dl.invalid/x?X-Amz-Signature=s3cr3t`, nil, "400"},
 		{"bad JSON is an error that does not quote the body", 200, `{"download_url":"https://dl.invalid/x?X-Amz-Signature=s3cr3t"`, nil, "decod"},
 	} {
@@ -42,6 +42,9 @@ func TestListBackups(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.wantErr) {
 					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
+				}
+				if tc.status == 404 && !IsNotFound(err) {
+					t.Fatalf("a 404 must satisfy IsNotFound: %v", err)
 				}
 				if strings.Contains(err.Error(), "s3cr3t") {
 					t.Fatalf("the error quotes the answer: %v", err)
