@@ -21,7 +21,8 @@ import (
 // Cost: no call of its own. The periodic refresh stays one call per period; for these kinds it
 // rotates over three reads (the add-on, its backups, its env) instead of two. The backups are
 // also read once when the resource first becomes Ready, so status shows them at once (one call
-// more on creation). Every refresh re-evaluates BackupStale from status.backups, without a call.
+// more on creation). Every refresh, and every pass with nothing to do at Clever Cloud (an edited
+// annotation), re-evaluates BackupStale from status.backups, without a call.
 
 const (
 	// AnnotationBackupMaxAge overrides --backup-max-age for one resource (Go duration, > 0): a

@@ -227,6 +227,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	}
 	switch mode, wait := r.plan(ctx, s.obj); mode {
 	case upToDate:
+		s.reportBackupStale() // an edited backup-max-age annotation takes effect now (no call)
 		if rolloutDue(s.obj) {
 			return r.rollout(ctx, s)
 		}
