@@ -87,6 +87,7 @@ type flags struct {
 	claimKeySecret                    string
 	deletionPolicy                    string
 	onMissing                         string
+	backupMaxAge                      time.Duration
 	kubeconfig                        string
 	version                           bool
 	resyncPeriod                      time.Duration
@@ -139,6 +140,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
 	fs.StringVar(&f.deletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")
+	fs.DurationVar(&f.backupMaxAge, "backup-max-age", addon.DefaultBackupMaxAge, "how old the newest Clever Cloud backup of a PostgreSQL, MySQL, MongoDB, Redis or Elasticsearch add-on may be before the condition BackupStale turns True (the api.clever-cloud.com/backup-max-age annotation overrides it)")
 	fs.StringVar(&f.onMissing, "on-addon-missing", "recreate", "when an add-on was deleted outside the operator: recreate it, or report it (condition AddonMissing)")
 	fs.Float64Var(&f.apiRate, "api-rate-limit", 10, "Clever Cloud API requests per second per credential set")
 	fs.StringVar(&f.api.Endpoint, config.FlagEndpoint, "", "Clever Cloud API base URL (env CLEVER_OPERATOR_API_ENDPOINT)")
@@ -172,6 +174,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if f.deletionPolicy != "Delete" && f.deletionPolicy != "Orphan" {
 		return fmt.Errorf("--default-deletion-policy must be Delete or Orphan, not %q", f.deletionPolicy)
+	}
+	if f.backupMaxAge <= 0 {
+		return fmt.Errorf("--backup-max-age must be a positive duration (for example 36h), not %s", f.backupMaxAge)
 	}
 	if f.onMissing != "recreate" && f.onMissing != "report" {
 		return fmt.Errorf("--on-addon-missing must be recreate or report, not %q", f.onMissing)
@@ -227,7 +232,7 @@ func run(args []string, stdout io.Writer) error {
 	if err := operator.Setup(mgr, operator.Options{
 		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
-		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing,
+		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing, BackupMaxAge: f.backupMaxAge,
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
 		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
 		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,

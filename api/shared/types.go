@@ -375,6 +375,35 @@ type CommonStatus struct {
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
 
+// BackupsStatus is what Clever Cloud lists of the add-on's backups
+// (GET /v2/backups/{ownerId}/{realId}), read at the refresh period. Download
+// URLs and restore commands are credentials: they are never copied here.
+type BackupsStatus struct {
+	// Count is the number of backups Clever Cloud keeps for the add-on.
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count"`
+
+	// Last is the newest backup; absent when there is none.
+	// +optional
+	Last *BackupInfo `json:"last,omitempty"`
+}
+
+// BackupInfo describes one backup, without its download URL.
+type BackupInfo struct {
+	// Time is when Clever Cloud took the backup (its creation_date).
+	Time metav1.Time `json:"time"`
+
+	// ID is Clever Cloud's backup id (a UUID; `clever database backups` lists it).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ID string `json:"id,omitempty"`
+
+	// Status is the backup's status as Clever Cloud reports it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Status string `json:"status,omitempty"`
+}
+
 // MigrationStatus is a Clever Cloud add-on migration driven by the operator.
 type MigrationStatus struct {
 	// ID is the Clever Cloud migration id (`migration_…`).

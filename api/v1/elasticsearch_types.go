@@ -103,6 +103,11 @@ type ElasticSearchSpec struct {
 // ElasticSearchStatus is the observed state of a ElasticSearch.
 type ElasticSearchStatus struct {
 	shared.CommonStatus `json:",inline"`
+
+	// Backups summarises the add-on's backups at Clever Cloud, read at the
+	// refresh period (never their download URLs).
+	// +optional
+	Backups *shared.BackupsStatus `json:"backups,omitempty"`
 }
 
 // ElasticSearch is a Clever Cloud Elasticsearch cluster (add-on provider `es-addon`) managed from Kubernetes.
@@ -124,6 +129,7 @@ type ElasticSearchStatus struct {
 // +kubebuilder:printcolumn:name="apm",type="boolean",JSONPath=".spec.options.apm",description="Application Performance Monitoring"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Last Backup",type="date",JSONPath=".status.backups.last.time",priority=1,description="When Clever Cloud took the newest backup of the add-on"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
 type ElasticSearch struct {

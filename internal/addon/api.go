@@ -39,6 +39,8 @@ type API interface {
 	GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*clevercloud.Migration, error)
 	ListMigrations(ctx context.Context, ownerID, addonID string) ([]clevercloud.Migration, error)
 	RenewCellarCredentials(ctx context.Context, ownerID, realID string) error
+	// ListBackups lists the backups of a kind Clever Cloud backs up, newest first (404: none).
+	ListBackups(ctx context.Context, ownerID, realID string) ([]clevercloud.Backup, error)
 	// The v4 calls of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
 	GetOperator(ctx context.Context, provider, realID string) (*clevercloud.OperatorInfo, error)
 	CheckOperatorVersion(ctx context.Context, provider, realID string) (*clevercloud.OperatorVersionCheck, error)

@@ -54,6 +54,8 @@ var (
 	statusLastVersionUpdate      = path{"status", "lastVersionUpdate"}
 	statusLastHandledRebootAt    = path{"status", "lastHandledRebootAt"}
 	statusLastHandledRebuildAt   = path{"status", "lastHandledRebuildAt"}
+	statusBackups                = path{"status", "backups"}
+	statusBackupsLastTime        = path{"status", "backups", "last", "time"}
 
 	credHash                = path{"status", "credentials", "hash"}
 	credLastChangedAt       = path{"status", "credentials", "lastChangedAt"}

@@ -60,6 +60,9 @@ type Kind struct {
 	// Renew asks Clever Cloud to regenerate the add-on's credentials (the
 	// rotate-requested-at annotation); nil when the API offers no way to do it.
 	Renew func(ctx context.Context, api API, ownerID, realID string) error
+	// Backups: Clever Cloud backs the add-on up (GET /v2/backups/{ownerId}/{realId});
+	// status.backups and the BackupStale condition report them (backups.go).
+	Backups bool
 }
 
 // Binding maps a kind's add-on keys to the well-known entries of a servicebinding.io
@@ -92,20 +95,20 @@ func v(version, kind string) schema.GroupVersionKind {
 
 // Kinds is the table of every kind the operator manages.
 var Kinds = []Kind{
-	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true,
+	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("POSTGRESQL_ADDON"), Binding: dbBinding("postgresql", "POSTGRESQL_ADDON"),
 		VersionCode: majorCode},
-	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true,
+	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true, Backups: true,
 		PublicKeys:  []string{"REDIS_HOST", "REDIS_PORT", "REDIS_VERSION"},
 		Binding:     &Binding{Type: "redis", Entries: map[string]string{"host": "REDIS_HOST", "port": "REDIS_PORT", "password": "REDIS_PASSWORD", "uri": "REDIS_URL"}},
 		VersionCode: digitsCode},
-	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true,
+	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("MYSQL_ADDON"), Binding: dbBinding("mysql", "MYSQL_ADDON"),
 		VersionCode: minorCode},
-	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true,
+	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("MONGODB_ADDON"), Binding: dbBinding("mongodb", "MONGODB_ADDON"),
 		VersionCode: digitsCode},
-	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, ElasticServices: true,
+	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, Backups: true, ElasticServices: true,
 		PublicKeys:  []string{"ES_ADDON_HOST", "ES_ADDON_VERSION", "ES_ADDON_KIBANA_HOST", "ES_ADDON_APM_HOST"},
 		Binding:     &Binding{Type: "elasticsearch", Entries: map[string]string{"host": "ES_ADDON_HOST", "username": "ES_ADDON_USER", "password": "ES_ADDON_PASSWORD", "uri": "ES_ADDON_URI", "uris": "ES_ADDON_URI"}},
 		VersionCode: majorCode},

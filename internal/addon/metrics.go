@@ -50,7 +50,9 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 		}, []string{"kind", "reason"}),
 	}
 	m.resources = &resourcesCollector{desc: prometheus.NewDesc(
-		"clever_operator_resources", "Custom resources by kind and Ready condition status (True, False, Unknown).", []string{"kind", "ready"}, nil)}
+		"clever_operator_resources", "Custom resources by kind and Ready condition status (True, False, Unknown).", []string{"kind", "ready"}, nil),
+		stale: prometheus.NewDesc("clever_operator_backup_stale_resources",
+			"Resources of the kinds Clever Cloud backs up whose newest backup is older than their maximum backup age (condition BackupStale=True), by kind.", []string{"kind"}, nil)}
 	m.resources.set(reader, kinds)
 	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.resources} {
 		_ = reg.Register(c)
@@ -65,6 +67,9 @@ type resourcesCollector struct {
 	reader client.Reader
 	kinds  []Kind
 	desc   *prometheus.Desc
+	// stale counts, for the kinds Clever Cloud backs up, the resources whose BackupStale is
+	// True (per kind: the names are in the condition and the Warning event).
+	stale *prometheus.Desc
 }
 
 func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
@@ -73,7 +78,7 @@ func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
 	c.reader, c.kinds = reader, kinds
 }
 
-func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.stale }
 
 func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
@@ -91,7 +96,11 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		counts := map[string]float64{"True": 0, "False": 0, "Unknown": 0}
+		stale := 0.0
 		for i := range list.Items {
+			if b, ok := status.Find(status.Conditions(&list.Items[i]), status.TypeBackupStale); ok && b.Status == "True" {
+				stale++
+			}
 			r, ok := status.Find(status.Conditions(&list.Items[i]), status.TypeReady)
 			switch {
 			case !ok:
@@ -102,6 +111,9 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for state, n := range counts {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, k.GVK.Kind, state)
+		}
+		if k.Backups {
+			ch <- prometheus.MustNewConstMetric(c.stale, prometheus.GaugeValue, stale, k.GVK.Kind)
 		}
 	}
 }

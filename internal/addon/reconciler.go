@@ -69,6 +69,10 @@ type Reconciler struct {
 	// OnAddonMissing is "recreate" (default) or "report": what to do when the add-on was
 	// deleted out of band.
 	OnAddonMissing string
+	// BackupMaxAge is how old the newest backup of a kind Clever Cloud backs up may be before
+	// BackupStale turns True (default DefaultBackupMaxAge; the backup-max-age annotation
+	// overrides it per resource).
+	BackupMaxAge time.Duration
 	// Metrics, when set, records time-to-ready, deletion durations and errors.
 	Metrics *Metrics
 	// MaxConcurrentReconciles defaults to 4.
@@ -224,6 +228,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	}
 	switch mode, wait := r.plan(ctx, s.obj); mode {
 	case upToDate:
+		s.reportBackupStale() // an edited backup-max-age annotation takes effect now (no call)
 		if rolloutDue(s.obj) {
 			return r.rollout(ctx, s)
 		}
@@ -613,7 +618,16 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	}
 	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
 	forced := requested != "" && requested != statusLastHandledReconcileAt.String(obj)
-	if n := r.countRefresh(obj); n%2 == 1 && !forced {
+	read := r.Kind.refreshReadFor(r.countRefresh(obj))
+	if forced {
+		read = readEnv
+	}
+	s.reportBackupStale() // from status.backups: no call
+	if read == readBackups && realID != "" {
+		// Kinds Clever Cloud backs up read their backups list every third period (backups.go).
+		return r.refreshBackups(ctx, s, realID)
+	}
+	if read != readEnv {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
 		a, err := s.api.GetAddon(ctx, s.org, addonID)
@@ -673,7 +687,8 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		// The Helm side refuses the same templates, so the published Secret stays as it was.
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
-	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
+	prevReady, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	if prev := prevReady; prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
 		if og := statusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
@@ -685,6 +700,9 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[AnnotationReconcileRequestedAt], r.now()))
 	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
 	s.set(clearTransient)
+	if prevReady.Status != string(metav1.ConditionTrue) {
+		r.firstBackups(ctx, s, realID) // once, so status shows them without waiting (backups.go)
+	}
 	if rolloutDue(obj) {
 		return r.rollout(ctx, s)
 	}

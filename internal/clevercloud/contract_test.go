@@ -566,6 +566,23 @@ func contractCases() []contractCase {
 			},
 		},
 		{
+			name:   "backups",
+			routes: []goldenRoute{{method: "GET", path: "/v2/backups/" + gOwner + "/" + gRealID, name: "backups", status: 200}},
+			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {
+				bs, err := c.ListBackups(ctx, gOwner, gRealID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, len(bs) == 2 && bs[0].BackupID == "7a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d" && bs[0].EntityID == gRealID && bs[0].Status == "DONE", "backups (newest first) %+v", bs)
+				created, err := bs[0].Created()
+				check(t, err == nil && created.Equal(time.Date(2026, 1, 2, 3, 0, 9, 876543000, time.UTC)), "creation_date %v %v", created, err)
+				return bs
+			},
+			live: func(l *liveFake) []byte {
+				return l.ok("GET", "/v2/backups/"+liveOwner+"/"+l.realID("postgresql-addon"), nil)
+			},
+		},
+		{
 			name:   "migration-start",
 			routes: []goldenRoute{{method: "POST", path: addonPath + "/migrations", name: "migration-start", status: 200}},
 			call: func(t *testing.T, ctx context.Context, c *clevercloud.Client) any {

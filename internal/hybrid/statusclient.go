@@ -24,7 +24,9 @@ import (
 // would erase them (it rebuilds status as {conditions, deployedRelease}).
 var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials",
 	// The v4 facts and handled actions of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
-	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt"}
+	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt",
+	// The backups summary of the kinds Clever Cloud backs up.
+	"backups"}
 
 // engineConditions are the condition types the engine owns.
 var engineConditions = status.EngineConditions

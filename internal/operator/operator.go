@@ -51,6 +51,8 @@ type Options struct {
 	// apply to resources that do not choose.
 	DefaultDeletionPolicy string
 	OnAddonMissing        string
+	// BackupMaxAge: how old the newest backup may be before BackupStale (default 36h).
+	BackupMaxAge time.Duration
 	// Namespaces are the watched namespaces, as given to ManagerOptions (nil: all).
 	Namespaces []string
 	// CredentialsExpiryWarning is how long before a known credentials expiry the operator
@@ -203,7 +205,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Selector: sel,
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
-			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, Metrics: engineMetrics,
+			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, BackupMaxAge: o.BackupMaxAge, Metrics: engineMetrics,
 			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {

@@ -43,11 +43,16 @@ const (
 	// TypeVersionUpdate reports spec.version of the operator add-ons (Keycloak, Metabase,
 	// Matomo, Otoroshi).
 	TypeVersionUpdate = "VersionUpdate"
+	// TypeBackupStale reports the backups of a kind Clever Cloud backs up: True when the newest
+	// backup is older than the resource's maximum age (or there is none and the resource is
+	// older than it), False when it is recent, Unknown when the maximum age does not parse. A
+	// warning like Drifted: Ready never looks at it.
+	TypeBackupStale = "BackupStale"
 )
 
 // EngineConditions are the condition types the add-on engine owns; the Helm side's status
 // writes keep them as the engine wrote them.
-var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate}
+var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate, TypeBackupStale}
 
 // Reasons of the engine's report conditions (Drifted, Migrating, VersionUpdate).
 const (
@@ -59,6 +64,14 @@ const (
 	ReasonMigrationFailed = "MigrationFailed"
 	ReasonVersionUpdated  = "VersionUpdated"
 	ReasonVersionUpToDate = "VersionUpToDate"
+	// BackupStale reasons: ReasonBackupStale (True), ReasonBackupRecent (False),
+	// ReasonInvalidBackupMaxAge (Unknown: the backup-max-age annotation does not parse).
+	ReasonBackupStale         = "BackupStale"
+	ReasonBackupRecent        = "BackupRecent"
+	ReasonInvalidBackupMaxAge = "InvalidBackupMaxAge"
+	// ReasonBackupsUnreadable (Unknown): the backups list could not be read (an API error other
+	// than throttling or an outage).
+	ReasonBackupsUnreadable = "BackupsUnreadable"
 )
 
 // Stable CamelCase reasons.

@@ -30,6 +30,8 @@ import (
 //	GET    /admin/operators/{realId}            {"info": <v4 answer>, "calls": {"reboot": n, …}}
 //	POST   /admin/private-plans                 {"owner","providerId","slug"} -> {"planId"} (AddPrivatePlan)
 //	PUT    /admin/providers/{providerId}/versions  {"versions":[…],"default":"…"} (SetProviderVersions)
+//	GET    /admin/addons/{addonId}/backups      what GET /v2/backups/{ownerId}/{ref} answers (Backups)
+//	PUT    /admin/addons/{addonId}/backups      {"times":["<RFC 3339>",…]}: its backups from now on (SetBackups; [] for none)
 func (s *Server) adminRoutes() {
 	m := s.admin
 	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -213,6 +215,33 @@ func (s *Server) adminRoutes() {
 		}
 		s.SetProviderVersions(id, in.Versions, in.Default)
 		writeJSON(w, http.StatusOK, map[string]any{"versions": s.ProviderVersions(id)})
+	})
+	m.HandleFunc("GET /admin/addons/{addonId}/backups", func(w http.ResponseWriter, r *http.Request) {
+		bs := s.Backups(r.PathValue("addonId"))
+		if bs == nil {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, bs)
+	})
+	m.HandleFunc("PUT /admin/addons/{addonId}/backups", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := readObjectBody(w, r)
+		if !ok {
+			return
+		}
+		var in struct {
+			Times []time.Time `json:"times"`
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			return
+		}
+		id := r.PathValue("addonId")
+		if err := s.SetBackups(id, in.Times); err != nil {
+			addonNotFound(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Backups(id))
 	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errIDNotFound, "Not Found (admin)")

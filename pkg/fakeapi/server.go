@@ -151,8 +151,10 @@ type Server struct {
 	// guarded by mu
 	privatePlans map[string]map[string][]*Plan // owner -> providerId -> plans
 	orgs         map[string]bool               // AddOrganisation
-	verMu        sync.Mutex
-	versions     map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
+	// backupOverrides are the backups tests set (SetBackups, backups.go).
+	backupOverrides map[*addonRecord]*backupState
+	verMu           sync.Mutex
+	versions        map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
@@ -471,6 +473,7 @@ func (s *Server) routes() {
 	s.handle("GET /v4/addon-providers/{providerId}", s.getProviderInfo)
 	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
 	s.operatorRoutes()
+	s.backupRoutes()
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
 }
 

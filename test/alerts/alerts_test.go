@@ -65,7 +65,8 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	addon.NewMetrics(reg, nil, nil)
-	exported := map[string]bool{"clever_operator_resources": true} // collected from the cache at scrape time
+	// collected from the cache at scrape time
+	exported := map[string]bool{"clever_operator_resources": true, "clever_operator_backup_stale_resources": true}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -52,9 +52,14 @@ var (
 	colReady     = `Ready string .status.conditions[?(@.type=="Ready")].status`
 	colReason    = `Reason string .status.conditions[?(@.type=="Ready")].reason`
 	colAge       = "Age date .metadata.creationTimestamp"
+	// colBackup: the kinds Clever Cloud backs up, before Age (priority 1: -o wide only).
+	colBackup = "Last Backup date .status.backups.last.time"
 )
 
 func cols(c ...string) []string { return append(c, colReady, colReason, colAge) }
+
+// backupCols are the columns of a kind with backups.
+func backupCols(c ...string) []string { return append(c, colReady, colReason, colBackup, colAge) }
 
 var _ = Describe("the installed CRDs", func() {
 	DescribeTable("have the reference's names, the clever category, one version and the status subresource",
@@ -118,12 +123,12 @@ var _ = Describe("the installed CRDs", func() {
 			}
 			Expect(got).To(Equal(want))
 		},
-		Entry("PostgreSql", "postgresqls", cols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
-		Entry("Redis", "redis", cols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
-		Entry("MySql", "mysqls", cols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
-		Entry("MongoDb", "mongodbs", cols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
+		Entry("PostgreSql", "postgresqls", backupCols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
+		Entry("Redis", "redis", backupCols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
+		Entry("MySql", "mysqls", backupCols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
+		Entry("MongoDb", "mongodbs", backupCols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted)),
 		Entry("ElasticSearch", "elasticsearches",
-			cols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted, colKibana, colApm)),
+			backupCols(colOrga, colAddon, colRegion, colInstance, colVersion, colEncrypted, colKibana, colApm)),
 		Entry("Pulsar", "pulsars", cols(colOrga, colAddon, colRegion)),
 		Entry("KV", "kvs", cols(colOrga, colAddon, colRegion)),
 		Entry("ConfigProvider", "configproviders", cols(colOrga, colAddon)),
@@ -134,6 +139,21 @@ var _ = Describe("the installed CRDs", func() {
 		Entry("Keycloak", "keycloaks", cols(colOrga, colAddon, colRegion, colInstance, colURL, colAdminURL)),
 		Entry("Azimutt", "azimutts", cols(colOrga, colAddon, colRegion, colInstance)),
 	)
+
+	It("shows the last backup only in the wide output", func() {
+		for _, plural := range []string{"postgresqls", "redis", "mysqls", "mongodbs", "elasticsearches"} {
+			var found bool
+			for _, c := range getCRD(plural).Spec.Versions[0].AdditionalPrinterColumns {
+				if c.Name == "Last Backup" {
+					found = true
+					Expect(c.Priority).To(Equal(int32(1)), plural)
+				} else {
+					Expect(c.Priority).To(BeZero(), plural+" "+c.Name)
+				}
+			}
+			Expect(found).To(BeTrue(), plural)
+		}
+	})
 
 	It("keeps the reference's column descriptions", func() {
 		desc := map[string]string{}

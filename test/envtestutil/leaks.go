@@ -20,7 +20,8 @@ import (
 // would match by chance.
 const MinSecretLen = 8
 
-// AddonSecretValues returns every environment value of every add-on the fake holds, except the
+// AddonSecretValues returns every environment value of every add-on the fake holds (and the
+// download URLs and commands of its backups, as the fake lists them now), except the
 // values that are public by design: those the operator mirrors into status (status.url,
 // status.admin_url: kinds' URLStatus variables), the owner ids and the add-ons' own ids
 // (ADDON_PULSAR_TENANT / _NAMESPACE), and values shorter than MinSecretLen.
@@ -40,6 +41,8 @@ func AddonSecretValues(fake *fakeapi.Server) []string {
 				}
 				out = append(out, v.Value)
 			}
+			// Backup download URLs and restore commands (kinds Clever Cloud backs up).
+			out = append(out, fake.BackupSecrets(a.ID)...)
 		}
 	}
 	return out

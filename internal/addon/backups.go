@@ -1,0 +1,239 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Backups of the kinds Clever Cloud backs up (Kind.Backups): status.backups (count, newest
+// backup's time, id and status: never a download URL or a restore command, which are
+// credentials) and the BackupStale condition, a warning that never touches Ready.
+//
+// Cost: no call of its own. The periodic refresh stays one call per period; for these kinds it
+// rotates over three reads (the add-on, its backups, its env) instead of two. The backups are
+// also read once when the resource first becomes Ready, so status shows them at once (one call
+// more on creation). Every refresh, and every pass with nothing to do at Clever Cloud (an edited
+// annotation), re-evaluates BackupStale from status.backups, without a call.
+
+const (
+	// AnnotationBackupMaxAge overrides --backup-max-age for one resource (Go duration, > 0): a
+	// newest backup older than that sets BackupStale=True.
+	AnnotationBackupMaxAge = Group + "/backup-max-age"
+	// DefaultBackupMaxAge: Clever Cloud backs up daily; 36 h leaves half a day of slack.
+	DefaultBackupMaxAge = 36 * time.Hour
+
+	// EventBackupStale (Warning) is recorded when BackupStale turns True; EventBackupRecent
+	// (Normal) when it turns False again.
+	EventBackupStale  = "BackupStale"
+	EventBackupRecent = "BackupRecent"
+)
+
+// refreshRead is what one periodic refresh reads (one call).
+type refreshRead int
+
+const (
+	readEnv refreshRead = iota
+	readAddon
+	readBackups
+)
+
+// refreshReadFor is the read of the n-th periodic refresh (n from 1): the add-on, then (kinds
+// with backups) its backups, then its env, and again.
+func (k *Kind) refreshReadFor(n int) refreshRead {
+	if !k.Backups {
+		if n%2 == 1 {
+			return readAddon
+		}
+		return readEnv
+	}
+	switch n % 3 {
+	case 1:
+		return readAddon
+	case 2:
+		return readBackups
+	}
+	return readEnv
+}
+
+// backupMaxAge is the resource's maximum backup age: its annotation, else the operator's.
+func (r *Reconciler) backupMaxAge(obj *unstructured.Unstructured) (time.Duration, error) {
+	return parseBackupMaxAge(obj.GetAnnotations()[AnnotationBackupMaxAge], r.BackupMaxAge)
+}
+
+// parseBackupMaxAge reads an annotation value ("" gives def, or DefaultBackupMaxAge).
+func parseBackupMaxAge(v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		if def > 0 {
+			return def, nil
+		}
+		return DefaultBackupMaxAge, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		shown := v
+		if len(shown) > 64 {
+			shown = shown[:64] + "…"
+		}
+		return 0, fmt.Errorf("annotation %s: %q is not a positive Go duration (for example 36h or 90m)", AnnotationBackupMaxAge, shown)
+	}
+	return d, nil
+}
+
+// backupSummary is status.backups: the count and the newest backup whose date parses.
+type backupSummary struct {
+	count int
+	last  *clevercloud.Backup
+	at    time.Time
+}
+
+func summarize(bs []clevercloud.Backup) backupSummary {
+	sum := backupSummary{count: len(bs)}
+	for i := range bs {
+		t, err := bs[i].Created()
+		if err != nil {
+			continue
+		}
+		if sum.last == nil || t.After(sum.at) {
+			sum.last, sum.at = &bs[i], t
+		}
+	}
+	return sum
+}
+
+// set writes status.backups. Only these fields are copied: the list's download URLs and
+// commands were never decoded (clevercloud.Backup), and nothing else of it is kept.
+func (b backupSummary) set(u *unstructured.Unstructured) {
+	m := map[string]any{"count": int64(b.count)}
+	if b.last != nil {
+		last := map[string]any{"time": b.at.UTC().Format(time.RFC3339)}
+		if id := b.last.BackupID; id != "" && len(id) <= 64 {
+			last["id"] = id
+		}
+		if st := b.last.Status; st != "" && len(st) <= 64 {
+			last["status"] = st
+		}
+		m["last"] = last
+	}
+	statusBackups.Set(u, m)
+}
+
+// staleness decides BackupStale: the newest backup's time (zero: none) against maxAge; a
+// resource with no backup is stale once it is older than maxAge itself.
+func staleness(now, lastAt, created time.Time, maxAge time.Duration) (stale bool, msg string) {
+	switch {
+	case lastAt.IsZero() && now.Sub(created) > maxAge:
+		return true, fmt.Sprintf("Clever Cloud lists no backup of the add-on, and the resource is older than the maximum backup age %s", maxAge)
+	case lastAt.IsZero():
+		return false, fmt.Sprintf("no backup yet; the first is expected within the maximum backup age %s", maxAge)
+	case now.Sub(lastAt) > maxAge:
+		return true, fmt.Sprintf("the newest backup of the add-on was taken at %s, longer ago than the maximum backup age %s", lastAt.UTC().Format(time.RFC3339), maxAge)
+	}
+	return false, fmt.Sprintf("the newest backup of the add-on was taken at %s, within the maximum backup age %s", lastAt.UTC().Format(time.RFC3339), maxAge)
+}
+
+// reportBackupStale sets BackupStale from status.backups (no call): a Warning when it turns
+// True, a Normal event when it turns False again, a Warning when the maximum age is invalid.
+func (s *pass) reportBackupStale() {
+	obj := s.obj
+	if _, found := statusBackups.Value(obj); !found {
+		return
+	}
+	prev, _ := status.Find(status.Conditions(obj), status.TypeBackupStale)
+	maxAge, err := s.r.backupMaxAge(obj)
+	if err != nil {
+		if s.condition(status.TypeBackupStale, metav1.ConditionUnknown, status.ReasonInvalidBackupMaxAge, err.Error()) {
+			s.event(corev1.EventTypeWarning, status.ReasonInvalidBackupMaxAge, err.Error())
+		}
+		return
+	}
+	var lastAt time.Time
+	if v := statusBackupsLastTime.String(obj); v != "" {
+		lastAt, _ = time.Parse(time.RFC3339, v)
+	}
+	stale, msg := staleness(s.now(), lastAt, obj.GetCreationTimestamp().Time, maxAge)
+	if stale {
+		s.condition(status.TypeBackupStale, metav1.ConditionTrue, status.ReasonBackupStale, msg)
+		if prev.Status != string(metav1.ConditionTrue) {
+			s.event(corev1.EventTypeWarning, EventBackupStale, msg)
+		}
+		return
+	}
+	s.condition(status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, msg)
+	if prev.Status == string(metav1.ConditionTrue) {
+		s.event(corev1.EventTypeNormal, EventBackupRecent, msg)
+	}
+}
+
+// applyBackups records a backups list in status and re-evaluates BackupStale.
+func (s *pass) applyBackups(bs []clevercloud.Backup) {
+	s.set(summarize(bs).set)
+	s.reportBackupStale()
+}
+
+// notFoundBackups handles a 404 of the backups list: clever-client.js reads it as "no backups"
+// (list-backup-command.ts), so a resource that has none recorded records none; but a 404 alone
+// never erases backups seen before (a wrong endpoint or a proxy can make every route answer
+// 404; the same rule as for deleted add-ons): status.backups is kept as it was.
+func (s *pass) notFoundBackups() {
+	if _, found := statusBackups.Value(s.obj); found {
+		s.reportBackupStale()
+		return
+	}
+	s.applyBackups(nil)
+}
+
+// refreshBackups is the periodic refresh's backups read (one call). Throttling and outages
+// are reported as for the other reads (Synced=False, Ready kept); another error leaves
+// status.backups as it was and sets BackupStale=Unknown.
+func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string) error {
+	obj := s.obj
+	bs, err := s.api.ListBackups(ctx, s.org, realID)
+	switch {
+	case clevercloud.IsNotFound(err):
+		s.set(clearTransient)
+		s.notFoundBackups()
+	case err != nil:
+		if k := classify(err); k == failThrottled || k == failUnavailable {
+			return s.failAPI("reading the add-on's backups", err)
+		}
+		msg := fmt.Sprintf("Clever Cloud API error while reading the add-on's backups: %s", apiMessage(err))
+		if s.condition(status.TypeBackupStale, metav1.ConditionUnknown, status.ReasonBackupsUnreadable, msg) {
+			s.event(corev1.EventTypeWarning, status.ReasonBackupsUnreadable, msg)
+		}
+	default:
+		s.set(clearTransient)
+		s.applyBackups(bs)
+	}
+	r.observed.Store(obj.GetUID(), r.now())
+	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
+}
+
+// firstBackups reads the backups once when the resource first becomes Ready, so status shows
+// them without waiting for the refresh's turn. A failure only waits for that turn.
+func (r *Reconciler) firstBackups(ctx context.Context, s *pass, realID string) {
+	if !r.Kind.Backups || realID == "" {
+		return
+	}
+	if _, found := statusBackups.Value(s.obj); found {
+		return
+	}
+	bs, err := s.api.ListBackups(ctx, s.org, realID)
+	if clevercloud.IsNotFound(err) {
+		s.notFoundBackups()
+		return
+	}
+	if err != nil {
+		s.log.V(1).Info("reading the backups failed; read again at the refresh period", "error", err.Error())
+		return
+	}
+	s.applyBackups(bs)
+}

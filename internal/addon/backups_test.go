@@ -1,0 +1,279 @@
+package addon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+func TestKindsWithBackups(t *testing.T) {
+	want := map[string]bool{"PostgreSql": true, "MySql": true, "MongoDb": true, "Redis": true, "ElasticSearch": true}
+	for _, k := range Kinds {
+		if k.Backups != want[k.GVK.Kind] {
+			t.Errorf("%s: Backups = %t, want %t (the providers the console's cc-addon-backups lists)", k.GVK.Kind, k.Backups, want[k.GVK.Kind])
+		}
+	}
+}
+
+// TestRefreshReadFor: still one read per period; kinds with backups rotate over three.
+func TestRefreshReadFor(t *testing.T) {
+	names := map[refreshRead]string{readEnv: "env", readAddon: "addon", readBackups: "backups"}
+	for _, tc := range []struct {
+		kind string
+		want []string
+	}{
+		{"PostgreSql", []string{"addon", "backups", "env", "addon", "backups", "env"}},
+		{"Azimutt", []string{"addon", "env", "addon", "env", "addon", "env"}},
+		{"Cellar", []string{"addon", "env", "addon", "env", "addon", "env"}},
+	} {
+		k := kind(t, tc.kind)
+		var got []string
+		for n := 1; n <= 6; n++ {
+			got = append(got, names[k.refreshReadFor(n)])
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}
+
+func TestParseBackupMaxAge(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		def     time.Duration
+		want    time.Duration
+		wantErr bool
+	}{
+		{"", 0, DefaultBackupMaxAge, false},
+		{"", 48 * time.Hour, 48 * time.Hour, false},
+		{"90m", 48 * time.Hour, 90 * time.Minute, false},
+		{"36h", 0, 36 * time.Hour, false},
+		{"1d", 0, 0, true},
+		{"0s", 0, 0, true},
+		{"-5h", 0, 0, true},
+		{"soon", 0, 0, true},
+		{strings.Repeat("9", 300), 0, 0, true},
+	} {
+		got, err := parseBackupMaxAge(tc.v, tc.def)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%.20q: %s, %v; want %s, error %t", tc.v, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && (!strings.Contains(err.Error(), AnnotationBackupMaxAge) || len(err.Error()) > 200) {
+			t.Errorf("%.20q: the error must name the annotation and stay short: %v", tc.v, err)
+		}
+	}
+}
+
+func TestStaleness(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		last, created time.Time
+		maxAge        time.Duration
+		stale         bool
+		msgHas        string
+	}{
+		{"recent", now.Add(-10 * time.Hour), now.Add(-30 * 24 * time.Hour), 36 * time.Hour, false, "2026-11-25T02:00:00Z"},
+		{"just within", now.Add(-36 * time.Hour), now.Add(-30 * 24 * time.Hour), 36 * time.Hour, false, "within"},
+		{"old", now.Add(-49 * time.Hour), now.Add(-30 * 24 * time.Hour), 36 * time.Hour, true, "longer ago than the maximum backup age 36h0m0s"},
+		{"none, young resource", time.Time{}, now.Add(-time.Hour), 36 * time.Hour, false, "no backup yet"},
+		{"none, old resource", time.Time{}, now.Add(-40 * time.Hour), 36 * time.Hour, true, "no backup"},
+		{"annotation shortens it", now.Add(-2 * time.Hour), now.Add(-30 * 24 * time.Hour), time.Hour, true, "1h0m0s"},
+	} {
+		stale, msg := staleness(now, tc.last, tc.created, tc.maxAge)
+		if stale != tc.stale || !strings.Contains(msg, tc.msgHas) {
+			t.Errorf("%s: %t %q; want %t with %q", tc.name, stale, msg, tc.stale, tc.msgHas)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	bs := []clevercloud.Backup{
+		{BackupID: "b1", Status: "DONE", CreationDate: "2026-11-23T03:00:00.123456Z"},
+		{BackupID: "b3", Status: "DONE", CreationDate: "garbage"},
+		{BackupID: "b2", Status: "DONE", CreationDate: "2026-11-24T03:00:00.5Z[UTC]"},
+	}
+	for _, tc := range []struct {
+		name string
+		bs   []clevercloud.Backup
+		want string
+	}{
+		{"newest wins, whatever the order", bs, `{"count":3,"last":{"id":"b2","status":"DONE","time":"2026-11-24T03:00:00Z"}}`},
+		{"none", nil, `{"count":0}`},
+		{"no date parses", bs[1:2], `{"count":1}`},
+		{"an over-long id is left out", []clevercloud.Backup{{BackupID: strings.Repeat("x", 65), CreationDate: "2026-11-24T03:00:00Z"}}, `{"count":1,"last":{"time":"2026-11-24T03:00:00Z"}}`},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		summarize(tc.bs).set(u)
+		got, _ := json.Marshal(u.Object["status"].(map[string]any)["backups"])
+		if string(got) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// backupsAPI answers ListBackups and records the calls.
+type backupsAPI struct {
+	API
+	backups []clevercloud.Backup
+	err     error
+	calls   int
+}
+
+func (a *backupsAPI) ListBackups(context.Context, string, string) ([]clevercloud.Backup, error) {
+	a.calls++
+	return a.backups, a.err
+}
+
+func backupAt(t time.Time) clevercloud.Backup {
+	return clevercloud.Backup{BackupID: "b-" + t.Format("0102"), Status: "DONE", CreationDate: t.UTC().Format("2006-01-02T15:04:05.000000Z")}
+}
+
+func condition(u *unstructured.Unstructured, t string) string {
+	c, ok := status.Find(status.Conditions(u), t)
+	if !ok {
+		return "absent"
+	}
+	return c.Status + "/" + c.Reason
+}
+
+// TestBackupStaleSequence: the condition and its events over a life (read, stale, still stale,
+// fresh again, bad annotation, unreadable list); Ready (AddonReady) is never touched.
+func TestBackupStaleSequence(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	k := kind(t, "PostgreSql")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	u.SetNamespace("ns")
+	u.SetName("pg")
+	u.SetUID("uid-pg")
+	u.SetCreationTimestamp(metav1.NewTime(now.Add(-10 * 24 * time.Hour)))
+	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", now)
+	api := &backupsAPI{}
+	r := &Reconciler{Kind: k, Now: func() time.Time { return now }, ResyncPeriod: time.Hour}
+
+	steps := []struct {
+		name       string
+		backups    []clevercloud.Backup
+		err        error
+		annotation string
+		want       string
+		events     []string
+	}{
+		{"recent", []clevercloud.Backup{backupAt(now.Add(-30 * time.Hour)), backupAt(now.Add(-6 * time.Hour))}, nil, "", "False/BackupRecent", nil},
+		{"stale", []clevercloud.Backup{backupAt(now.Add(-40 * time.Hour))}, nil, "", "True/BackupStale", []string{"Warning BackupStale"}},
+		{"still stale: no second event", []clevercloud.Backup{backupAt(now.Add(-40 * time.Hour))}, nil, "", "True/BackupStale", nil},
+		{"a fresh backup clears it", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "", "False/BackupRecent", []string{"Normal BackupRecent"}},
+		{"a 404 never erases the backups seen", nil, &clevercloud.APIError{StatusCode: 404, Message: "Not Found"}, "", "False/BackupRecent", nil},
+		{"the annotation shortens the maximum age", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "30m", "True/BackupStale", []string{"Warning BackupStale"}},
+		{"a bad annotation", []clevercloud.Backup{backupAt(now.Add(-time.Hour))}, nil, "1 day", "Unknown/InvalidBackupMaxAge", []string{"Warning InvalidBackupMaxAge"}},
+		{"no backup, resource older than the maximum age", []clevercloud.Backup{}, nil, "", "True/BackupStale", []string{"Warning BackupStale"}},
+		{"an unreadable list", nil, &clevercloud.APIError{StatusCode: 400, Message: "bad ref"}, "", "Unknown/BackupsUnreadable", []string{"Warning BackupsUnreadable"}},
+	}
+	for _, st := range steps {
+		api.backups, api.err = st.backups, st.err
+		if st.annotation != "" {
+			u.SetAnnotations(map[string]string{AnnotationBackupMaxAge: st.annotation})
+		} else {
+			u.SetAnnotations(nil)
+		}
+		s := r.newPass(context.Background(), u)
+		s.api, s.org = api, testOrg
+		err := r.refreshBackups(context.Background(), s, "postgresql_1")
+		var sp *stopPass
+		if !errors.As(err, &sp) || sp.cause != nil || sp.res.RequeueAfter < time.Hour {
+			t.Fatalf("%s: the pass ends with a requeue at the period, got %v", st.name, err)
+		}
+		if got := condition(s.obj, status.TypeBackupStale); got != st.want {
+			t.Errorf("%s: BackupStale %s, want %s", st.name, got, st.want)
+		}
+		var evs []string
+		for _, e := range s.events {
+			evs = append(evs, e.typ+" "+e.reason)
+		}
+		if strings.Join(evs, ";") != strings.Join(st.events, ";") {
+			t.Errorf("%s: events %v, want %v", st.name, evs, st.events)
+		}
+		if got := condition(s.obj, status.TypeAddonReady); got != "True/Provisioned" {
+			t.Errorf("%s: AddonReady %s", st.name, got)
+		}
+		if st.err != nil && clevercloud.IsNotFound(st.err) {
+			if _, last := statusBackups.Value(s.obj); !last || statusBackupsLastTime.String(s.obj) == "" {
+				t.Errorf("%s: the 404 erased status.backups", st.name)
+			}
+		}
+		u = s.obj
+	}
+	if api.calls != len(steps) {
+		t.Fatalf("%d calls for %d reads", api.calls, len(steps))
+	}
+	// The unreadable list kept the last status.backups it had.
+	if n, _, _ := unstructured.NestedInt64(u.Object, "status", "backups", "count"); n != 0 {
+		t.Fatalf("count %d", n)
+	}
+}
+
+// TestRefreshBackupsTransient: throttling and outages are the refresh's usual Synced=False.
+func TestRefreshBackupsTransient(t *testing.T) {
+	k := kind(t, "Redis")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", time.Now())
+	r := &Reconciler{Kind: k, ResyncPeriod: time.Hour}
+	s := r.newPass(context.Background(), u)
+	s.api = &backupsAPI{err: &clevercloud.APIError{StatusCode: 503, Message: "down"}}
+	if err := r.refreshBackups(context.Background(), s, "redis_1"); err == nil {
+		t.Fatal("no retry")
+	}
+	if got := condition(s.obj, status.TypeSynced); got != "False/"+status.ReasonAPIUnavailable {
+		t.Fatalf("Synced %s", got)
+	}
+	if got := condition(s.obj, status.TypeBackupStale); got != "absent" {
+		t.Fatalf("BackupStale %s", got)
+	}
+}
+
+// TestFirstBackups: one read, only for kinds with backups and only while status has none.
+func TestFirstBackups(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		kind, realID string
+		had          bool
+		err          error
+		calls        int
+		wantCount    bool
+	}{
+		{"PostgreSql", "postgresql_1", false, nil, 1, true},
+		{"PostgreSql", "postgresql_1", true, nil, 0, true},
+		{"PostgreSql", "", false, nil, 0, false},
+		{"PostgreSql", "postgresql_1", false, errors.New("boom"), 1, false},
+		{"PostgreSql", "postgresql_1", false, &clevercloud.APIError{StatusCode: 404}, 1, true},
+		{"Azimutt", "azimutt_1", false, nil, 0, false},
+	} {
+		k := kind(t, tc.kind)
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.GVK)
+		u.SetCreationTimestamp(metav1.NewTime(now))
+		if tc.had {
+			_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(2)}, "status", "backups")
+		}
+		api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now)}, err: tc.err}
+		r := &Reconciler{Kind: k}
+		s := r.newPass(context.Background(), u)
+		s.api = api
+		r.firstBackups(context.Background(), s, tc.realID)
+		_, found := statusBackups.Value(s.obj)
+		if api.calls != tc.calls || found != tc.wantCount {
+			t.Errorf("%+v: %d calls, status.backups %t", tc, api.calls, found)
+		}
+	}
+}
