@@ -46,8 +46,9 @@ const (
 	readBackups
 )
 
-// refreshReadFor is the read of the n-th periodic refresh (n from 1): the add-on, then (kinds
-// with backups) its backups, then its env, and again.
+// refreshReadFor is the read of the n-th periodic refresh (n from 1): the add-on, then its env,
+// and again; kinds with backups read their backups first (status shows them one period after
+// Ready, and creation costs no call for them), then the add-on, then the env.
 func (k *Kind) refreshReadFor(n int) refreshRead {
 	if !k.Backups {
 		if n%2 == 1 {
@@ -57,9 +58,9 @@ func (k *Kind) refreshReadFor(n int) refreshRead {
 	}
 	switch n % 3 {
 	case 1:
-		return readAddon
-	case 2:
 		return readBackups
+	case 2:
+		return readAddon
 	}
 	return readEnv
 }
@@ -217,23 +218,3 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 }
 
-// firstBackups reads the backups once when the resource first becomes Ready, so status shows
-// them without waiting for the refresh's turn. A failure only waits for that turn.
-func (r *Reconciler) firstBackups(ctx context.Context, s *pass, realID string) {
-	if !r.Kind.Backups || realID == "" {
-		return
-	}
-	if _, found := statusBackups.Value(s.obj); found {
-		return
-	}
-	bs, err := s.api.ListBackups(ctx, s.org, realID)
-	if clevercloud.IsNotFound(err) {
-		s.notFoundBackups()
-		return
-	}
-	if err != nil {
-		s.log.V(1).Info("reading the backups failed; read again at the refresh period", "error", err.Error())
-		return
-	}
-	s.applyBackups(bs)
-}

@@ -31,7 +31,7 @@ func TestRefreshReadFor(t *testing.T) {
 		kind string
 		want []string
 	}{
-		{"PostgreSql", []string{"addon", "backups", "env", "addon", "backups", "env"}},
+		{"PostgreSql", []string{"backups", "addon", "env", "backups", "addon", "env"}},
 		{"Azimutt", []string{"addon", "env", "addon", "env", "addon", "env"}},
 		{"Cellar", []string{"addon", "env", "addon", "env", "addon", "env"}},
 	} {
@@ -242,38 +242,44 @@ func TestRefreshBackupsTransient(t *testing.T) {
 	}
 }
 
-// TestFirstBackups: one read, only for kinds with backups and only while status has none.
-func TestFirstBackups(t *testing.T) {
+// TestRefreshBackupsRecords: the refresh's backups read records what it got; a 404 records
+// none only when none were recorded, and keeps what was seen before; another error records
+// nothing.
+func TestRefreshBackupsRecords(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
-		kind, realID string
-		had          bool
-		err          error
-		calls        int
-		wantCount    bool
+		name      string
+		had       bool
+		err       error
+		wantCount int64 // -1: no status.backups
 	}{
-		{"PostgreSql", "postgresql_1", false, nil, 1, true},
-		{"PostgreSql", "postgresql_1", true, nil, 0, true},
-		{"PostgreSql", "", false, nil, 0, false},
-		{"PostgreSql", "postgresql_1", false, errors.New("boom"), 1, false},
-		{"PostgreSql", "postgresql_1", false, &clevercloud.APIError{StatusCode: 404}, 1, true},
-		{"Azimutt", "azimutt_1", false, nil, 0, false},
+		{"first read", false, nil, 1},
+		{"read again", true, nil, 1},
+		{"404 with none recorded: none", false, &clevercloud.APIError{StatusCode: 404}, 0},
+		{"404 never erases what was seen", true, &clevercloud.APIError{StatusCode: 404}, 2},
+		{"another error records nothing", false, &clevercloud.APIError{StatusCode: 400, Message: "bad"}, -1},
 	} {
-		k := kind(t, tc.kind)
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(k.GVK)
-		u.SetCreationTimestamp(metav1.NewTime(now))
-		if tc.had {
-			_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(2)}, "status", "backups")
-		}
-		api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now)}, err: tc.err}
-		r := &Reconciler{Kind: k}
-		s := r.newPass(context.Background(), u)
-		s.api = api
-		r.firstBackups(context.Background(), s, tc.realID)
-		_, found := statusBackups.Value(s.obj)
-		if api.calls != tc.calls || found != tc.wantCount {
-			t.Errorf("%+v: %d calls, status.backups %t", tc, api.calls, found)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			k := kind(t, "PostgreSql")
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(k.GVK)
+			u.SetCreationTimestamp(metav1.NewTime(now))
+			if tc.had {
+				_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(2)}, "status", "backups")
+			}
+			api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now)}, err: tc.err}
+			r := &Reconciler{Kind: k, ResyncPeriod: time.Hour}
+			s := r.newPass(context.Background(), u)
+			s.api = api
+			_ = r.refreshBackups(context.Background(), s, "postgresql_1")
+			got := int64(-1)
+			if v, found := statusBackups.Value(s.obj); found {
+				c, _, _ := unstructured.NestedInt64(v.(map[string]any), "count")
+				got = c
+			}
+			if api.calls != 1 || got != tc.wantCount {
+				t.Errorf("%d calls, status.backups.count %d, want 1 call and %d", api.calls, got, tc.wantCount)
+			}
+		})
 	}
 }

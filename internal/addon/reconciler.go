@@ -700,9 +700,6 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[AnnotationReconcileRequestedAt], r.now()))
 	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
 	s.set(clearTransient)
-	if prevReady.Status != string(metav1.ConditionTrue) {
-		r.firstBackups(ctx, s, realID) // once, so status shows them without waiting (backups.go)
-	}
 	if rolloutDue(obj) {
 		return r.rollout(ctx, s)
 	}
