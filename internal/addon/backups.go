@@ -217,4 +217,3 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 	r.observed.Store(obj.GetUID(), r.now())
 	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 }
-

@@ -154,7 +154,6 @@ var _ = Describe("a restore from backup (new UIDs, no status, no owner reference
 	})
 })
 
-
 // nameAtFake is the add-on's name at the fake ("" when it has none or is gone).
 func nameAtFake(id string) string {
 	for _, list := range fake.AllAddons() {
