@@ -736,10 +736,19 @@ func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
+	s.answerAddon(w, owner, r.PathValue("addonId"), nil)
+}
+
+// answerAddon answers the owner's add-on id (addon_ id or realId) after change (nil: none) was
+// applied to it under the state lock; 404 when the owner does not hold it.
+func (s *Server) answerAddon(w http.ResponseWriter, owner, id string, change func(*addonRecord)) {
 	s.lockState()
-	rec := s.find(r.PathValue("addonId"))
+	rec := s.find(id)
 	var a Addon
 	if rec != nil && rec.owner == owner {
+		if change != nil {
+			change(rec)
+		}
 		a = cloneAddon(rec.addon)
 	} else {
 		rec = nil
@@ -778,22 +787,8 @@ func (s *Server) renameAddon(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errIDBadRequest, "name is required")
 		return
 	}
-	s.lockState()
-	rec := s.find(r.PathValue("addonId"))
-	var a Addon
-	if rec != nil && rec.owner == owner {
-		name := *body.Name
-		rec.addon.Name = &name
-		a = cloneAddon(rec.addon)
-	} else {
-		rec = nil
-	}
-	s.mu.Unlock()
-	if rec == nil {
-		addonNotFound(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	name := *body.Name
+	s.answerAddon(w, owner, r.PathValue("addonId"), func(rec *addonRecord) { rec.addon.Name = &name })
 }
 
 // Error ids of the refusals below (not documented by any source).

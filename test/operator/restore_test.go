@@ -72,6 +72,18 @@ func loseNamespace(ctx context.Context, ns string, resources []*unstructured.Uns
 	}).Should(BeZero())
 }
 
+// readyWithClaim creates the sample in namespace ns, waits until it is Ready and signed, and
+// returns it as the API server holds it, its add-on id and its backup (kube.Manifest).
+func readyWithClaim(ctx context.Context, sample, ns string) (cur *unstructured.Unstructured, id string, backup *unstructured.Unstructured) {
+	GinkgoHelper()
+	cr := suite.Sample(sample, ns)
+	Expect(k8s.Create(ctx, cr)).To(Succeed())
+	Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+	Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+	cur = suite.Get(cr)
+	return cur, kube.StatusString(cur, "addon"), kube.Manifest(cur, ns)
+}
+
 var _ = Describe("a restore from backup (new UIDs, no status, no owner references)", func() {
 	ctx := context.Background()
 
@@ -171,12 +183,8 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 
 	It("hands the add-on to the last resource that took it back; the other reports AddonManagedElsewhere and its deletion keeps the add-on", func() {
 		ns := suite.NewNamespace()
-		first := suite.Sample("api_v1_postgresql.yaml", ns)
-		Expect(k8s.Create(ctx, first)).To(Succeed())
-		Eventually(suite.ReadyOf(first)).Should(Equal("True/Provisioned"))
-		Eventually(func() string { return suite.Get(first).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
-		cur := suite.Get(first)
-		id := kube.StatusString(cur, "addon")
+		cur, id, copied := readyWithClaim(ctx, "api_v1_postgresql.yaml", ns)
+		first := cur.DeepCopy()
 		Expect(nameAtFake(id)).To(Equal(addonName(cur)))
 
 		// A second cluster with the operator's namespace restored from the first's backup (the
@@ -200,7 +208,6 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		DeferCleanup(mgr2.Stop)
 
 		calls := suite.CountCalls(ns)
-		copied := kube.Manifest(cur, ns)
 		Expect(k8s2.Create(ctx, copied)).To(Succeed())
 		Eventually(second.ReadyOf(copied), 60*time.Second).Should(Equal("True/Provisioned"))
 		taken := second.Get(copied)
@@ -230,13 +237,7 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 
 	It("refuses a link whose add-on no longer exists, and creates a new add-on only once the user removes it", func() {
 		ns := suite.NewNamespace()
-		cr := suite.Sample("api_v1_redis.yaml", ns)
-		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
-		Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
-		cur := suite.Get(cr)
-		id := kube.StatusString(cur, "addon")
-		backup := kube.Manifest(cur, ns)
+		cr, id, backup := readyWithClaim(ctx, "api_v1_redis.yaml", ns)
 
 		// Lost with its add-on (deleted at Clever Cloud meanwhile), then restored.
 		mgr.Stop()
@@ -268,13 +269,7 @@ var _ = Describe("a restore without the operator's claim key", func() {
 
 	It("refuses the unverifiable link, saying how to recover, and binds once an admin grants the add-on", func() {
 		ns := suite.NewNamespace()
-		cr := suite.Sample("api_v1_redis.yaml", ns)
-		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
-		Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
-		cur := suite.Get(cr)
-		id := kube.StatusString(cur, "addon")
-		backup := kube.Manifest(cur, ns)
+		cr, id, backup := readyWithClaim(ctx, "api_v1_redis.yaml", ns)
 
 		// The cluster is rebuilt from a backup of the namespace only: the operator's claim key
 		// Secret is lost, and the operator starts with a new key.
