@@ -73,6 +73,11 @@ func classify(err error) failureKind {
 
 // failAPI reports an API error met while doing something.
 func (s *pass) failAPI(doing string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		// The pass itself was cancelled (the operator is stopping, or lost its leadership):
+		// Clever Cloud said nothing, so nothing is reported.
+		return stopRetry(err)
+	}
 	switch classify(err) {
 	case failThrottled:
 		return s.throttled(doing, err)

@@ -222,6 +222,9 @@ func (r *Reconciler) release(ctx context.Context, s *pass) error {
 }
 
 func (s *pass) failDeleteAPI(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return stopRetry(err) // cancelled, not refused: nothing to report (see failAPI)
+	}
 	s.countError(status.ReasonDeleteFailed)
 	return s.failDelete("deleting the add-on at Clever Cloud failed: "+apiMessage(err), err)
 }

@@ -59,3 +59,12 @@ func (s *Suite) Warnings(ns, name string) []string {
 	GinkgoHelper()
 	return s.eventsAbout(ns, "", name, func(e corev1.Event) (string, bool) { return e.Reason, e.Type == corev1.EventTypeWarning })
 }
+
+// EventsOfUID returns "<type> <reason>" of the Events about this very object (its UID): not
+// those of an earlier object of the same name.
+func (s *Suite) EventsOfUID(u *unstructured.Unstructured) []string {
+	GinkgoHelper()
+	return s.eventsAbout(u.GetNamespace(), u.GetKind(), u.GetName(), func(e corev1.Event) (string, bool) {
+		return e.Type + " " + e.Reason, e.InvolvedObject.UID == u.GetUID()
+	})
+}
