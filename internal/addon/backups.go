@@ -47,8 +47,8 @@ const (
 )
 
 // refreshReadFor is the read of the n-th periodic refresh (n from 1): the add-on, then its env,
-// and again; kinds with backups read their backups first (status shows them one period after
-// Ready, and creation costs no call for them), then the add-on, then the env.
+// and again; kinds with backups read the add-on, then their backups (status shows them two
+// periods after Ready; creation costs no call for them), then the env.
 func (k *Kind) refreshReadFor(n int) refreshRead {
 	if !k.Backups {
 		if n%2 == 1 {
@@ -58,9 +58,9 @@ func (k *Kind) refreshReadFor(n int) refreshRead {
 	}
 	switch n % 3 {
 	case 1:
-		return readBackups
-	case 2:
 		return readAddon
+	case 2:
+		return readBackups
 	}
 	return readEnv
 }

@@ -31,7 +31,7 @@ func TestRefreshReadFor(t *testing.T) {
 		kind string
 		want []string
 	}{
-		{"PostgreSql", []string{"backups", "addon", "env", "backups", "addon", "env"}},
+		{"PostgreSql", []string{"addon", "backups", "env", "addon", "backups", "env"}},
 		{"Azimutt", []string{"addon", "env", "addon", "env", "addon", "env"}},
 		{"Cellar", []string{"addon", "env", "addon", "env", "addon", "env"}},
 	} {

@@ -43,7 +43,7 @@ func staleResources(kind string) float64 {
 var _ = Describe("backups", func() {
 	ctx := context.Background()
 
-	It("shows a PostgreSql's backups in status at its first refresh, at no call on creation", func() {
+	It("shows a PostgreSql's backups in status at its second refresh, at no call on creation", func() {
 		mgr.Stop()
 		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
 		defer func() { mgr.Stop(); startManager() }()
@@ -58,8 +58,8 @@ var _ = Describe("backups", func() {
 		want := fake.Backups(id)
 		Expect(want).To(HaveLen(1), "the fake's first backup is taken at creation")
 
-		// The first refresh (one period after Ready) reads them: one call.
-		Eventually(func() int64 { n, _ := backupsOf(suite.Get(cr)); return n }, 20*time.Second).Should(Equal(int64(1)))
+		// The second refresh (the first reads the add-on) reads them: one call.
+		Eventually(func() int64 { n, _ := backupsOf(suite.Get(cr)); return n }, 60*time.Second).Should(Equal(int64(1)))
 		_, last := backupsOf(suite.Get(cr))
 		at, err := time.Parse(time.RFC3339Nano, want[0].CreationDate)
 		Expect(err).NotTo(HaveOccurred())
@@ -84,7 +84,7 @@ var _ = Describe("backups", func() {
 		old := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
 		Expect(fake.SetBackups(id, []time.Time{old.Add(-24 * time.Hour), old})).To(Succeed())
 		secrets = append(secrets, fake.BackupSecrets(id)...)
-		Eventually(func() string { return kube.Condition(suite.Get(cr), "BackupStale") }, 30*time.Second).Should(Equal("True/BackupStale"))
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "BackupStale") }, 60*time.Second).Should(Equal("True/BackupStale"))
 		n, last := backupsOf(suite.Get(cr))
 		Expect(n).To(Equal(int64(2)))
 		Expect(last).To(Equal(old.UTC().Format(time.RFC3339)))
@@ -96,7 +96,7 @@ var _ = Describe("backups", func() {
 		// A fresh backup clears it.
 		Expect(fake.SetBackups(id, []time.Time{old, time.Now()})).To(Succeed())
 		secrets = append(secrets, fake.BackupSecrets(id)...)
-		Eventually(func() string { return kube.Condition(suite.Get(cr), "BackupStale") }, 30*time.Second).Should(Equal("False/BackupRecent"))
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "BackupStale") }, 60*time.Second).Should(Equal("False/BackupRecent"))
 		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal BackupRecent"))
 
 		// A maximum age that does not parse: Unknown, with a Warning naming the annotation.
