@@ -28,13 +28,11 @@ import (
 // set, organisation and kind (add-ons of one kind created together provision in about the same
 // time), and:
 //
-//   - only the group's oldest waiting add-on (the probe) reads its env often (every 2–4 s);
-//     the others wait without any call, on a long fallback backoff (40 s, then their age,
-//     at most 2 min between reads);
-//   - once an add-on of the group is seen provisioned, at an age between lo (the oldest age
-//     at which one was seen unprovisioned) and hi (the youngest at which one was seen
-//     provisioned), every other waiter reads its env at that age of its own (the middle of the
-//     interval, then hi), and is woken for it at once;
+//   - only the group's oldest waiting add-on (the probe) reads its env often (every 2–3 s);
+//     the others wait without any call, on a long fallback backoff (90 s, then their age,
+//     at most 2 min between reads: longer than most provisioning, so rarely a wasted read);
+//   - once an add-on of the group is seen provisioned, at age hi, every other waiter reads
+//     its env once at that age of its own, and is woken for it at once;
 //   - a waiting pass reads the env only: the add-on's id, realId and configKeys were read by
 //     the pass that created (or found) it, and its spec has not changed since (generation,
 //     annotations and credentials are compared), so no GET of the add-on is needed until it is
@@ -69,8 +67,8 @@ type waiter struct {
 // waitGroup is what the waiters of one credential set, organisation and kind learnt.
 type waitGroup struct {
 	members map[types.UID]*waiter
-	// lo is the oldest age at which an add-on of the group was seen unprovisioned, hi the
-	// youngest at which one was seen provisioned (0: none yet).
+	// lo is the oldest age at which an add-on of the group was seen unprovisioned (reported),
+	// hi the youngest at which one was seen provisioned (0: none yet).
 	lo, hi time.Duration
 }
 
@@ -79,9 +77,9 @@ type waitGroup struct {
 // (one stuck add-on must not make its group poll fast forever).
 const (
 	probeMin    = 2 * time.Second
-	probeMax    = 4 * time.Second
+	probeMax    = 3 * time.Second
 	probeMaxAge = 3 * time.Minute
-	fallbackMin = 40 * time.Second
+	fallbackMin = 90 * time.Second
 	fallbackMax = 2 * time.Minute
 	// maxWaiterAge: an add-on older than this with variables missing is not provisioning
 	// in the usual sense; it gets the plain per-resource backoff (pendingPoll).
@@ -103,24 +101,15 @@ func fallbackGap(age time.Duration) time.Duration {
 }
 
 // estimate is the age at which a waiter that was last read at age polled should read its
-// env next, from what its group learnt (ok false: nothing learnt that applies).
+// env next, from what its group learnt (ok false: nothing learnt that applies): hi, the
+// youngest age at which an add-on of the group was seen provisioned. (Not earlier, e.g. the
+// middle of lo..hi: every waiter reading too early costs one more read, and the probe's
+// reads are at most probeMax apart, so hi is that late at most.)
 func (g *waitGroup) estimate(polled time.Duration) (time.Duration, bool) {
-	if g.hi <= 0 {
+	if g.hi <= 0 || polled >= g.hi {
 		return 0, false
 	}
-	mid := g.hi
-	if g.lo < g.hi {
-		mid = (g.lo + g.hi) / 2
-	}
-	switch {
-	case polled < mid && polled < g.lo:
-		// Not read since the interval was learnt: its middle. (A miss there raises lo to the
-		// waiter's own age: it then reads at hi, never bisecting further.)
-		return mid, true
-	case polled < g.hi:
-		return g.hi, true
-	}
-	return 0, false
+	return g.hi, true
 }
 
 // probe is the group's oldest waiter younger than probeMaxAge (nil: none).

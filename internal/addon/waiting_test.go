@@ -17,10 +17,11 @@ func TestWaitSchedules(t *testing.T) {
 	for _, c := range []struct {
 		age, probe, fallback time.Duration
 	}{
-		{0, 2 * time.Second, 40 * time.Second},
-		{6 * time.Second, 2 * time.Second, 40 * time.Second},
-		{12 * time.Second, 3 * time.Second, 40 * time.Second},
-		{50 * time.Second, 4 * time.Second, 50 * time.Second},
+		{0, 2 * time.Second, 90 * time.Second},
+		{6 * time.Second, 2 * time.Second, 90 * time.Second},
+		{10 * time.Second, 2500 * time.Millisecond, 90 * time.Second},
+		{50 * time.Second, 3 * time.Second, 90 * time.Second},
+		{100 * time.Second, 3 * time.Second, 100 * time.Second},
 		{5 * time.Minute, 30 * time.Second, 2 * time.Minute}, // too old to probe fast: pendingPoll
 	} {
 		if got := probeGap(c.age); got != c.probe {
@@ -34,11 +35,10 @@ func TestWaitSchedules(t *testing.T) {
 		lo, hi, polled, want time.Duration
 		ok                   bool
 	}{
-		{0, 0, 10 * time.Second, 0, false},                              // nothing learnt
-		{58 * time.Second, 62 * time.Second, 0, 60 * time.Second, true}, // the middle first
+		{0, 0, 10 * time.Second, 0, false}, // nothing learnt
+		{58 * time.Second, 62 * time.Second, 0, 62 * time.Second, true},
 		{58 * time.Second, 62 * time.Second, 60 * time.Second, 62 * time.Second, true},
 		{58 * time.Second, 62 * time.Second, 62 * time.Second, 0, false}, // read at hi already: slower than the rest
-		{70 * time.Second, 62 * time.Second, 0, 62 * time.Second, true},  // lo ≥ hi (one slower add-on): hi
 	} {
 		g := &waitGroup{lo: c.lo, hi: c.hi}
 		if got, ok := g.estimate(c.polled); got != c.want || ok != c.ok {
@@ -68,8 +68,8 @@ func TestWaitBoardLearns(t *testing.T) {
 	}
 	now = t0.Add(time.Second)
 	sb, db := add("b")
-	if db < 40*time.Second || db > 44*time.Second {
-		t.Fatalf("second waiter's wait %s, want the fallback (40 s + up to 10 %%)", db)
+	if db < 90*time.Second || db > 99*time.Second {
+		t.Fatalf("second waiter's wait %s, want the fallback (90 s + up to 10 %%)", db)
 	}
 	now = t0.Add(2 * time.Second)
 	add("c")
@@ -78,8 +78,8 @@ func TestWaitBoardLearns(t *testing.T) {
 		t.Fatal("b not found on the board")
 	}
 	now = t0.Add(58 * time.Second)
-	if d := r.waits.notReady(wa, now); d != 4*time.Second {
-		t.Fatalf("probe at 58 s waits %s, want 4s", d)
+	if d := r.waits.notReady(wa, now); d != 3*time.Second {
+		t.Fatalf("probe at 58 s waits %s, want 3s", d)
 	}
 	now = t0.Add(62 * time.Second)
 	r.waits.ready(wa, now)
@@ -91,21 +91,17 @@ func TestWaitBoardLearns(t *testing.T) {
 	if !slices.Equal(woken, []string{"b", "c"}) {
 		t.Fatalf("woken %v, want [b c]", woken)
 	}
-	// b (created at 1 s) reads at the middle of [58 s, 62 s] of its own age: 61 s.
-	if d := r.waits.dueIn(wb, now); d != 0 {
-		t.Fatalf("b due in %s, want now", d)
+	// b (created at 1 s) reads at 62 s of its own age (63 s), c (2 s) at 64 s.
+	if d := r.waits.dueIn(wb, now); d != time.Second {
+		t.Fatalf("b due in %s, want 1s", d)
 	}
-	now = t0.Add(61 * time.Second)
-	if d := r.waits.dueIn(wb, now); d != 0 {
-		t.Fatalf("b due in %s, want now", d)
+	if d := r.waits.dueIn(r.waits.byUID["c"], now); d != 2*time.Second {
+		t.Fatalf("c due in %s, want 2s", d)
 	}
-	// Still missing at 60 s of age: once more at 62 s of age (63 s), then the fallback.
-	if d := r.waits.notReady(wb, now); d != 2*time.Second {
-		t.Fatalf("b after a miss waits %s, want 2s (until hi)", d)
-	}
+	// Still missing at 62 s of age (slower than a): the group's oldest now, so its probe.
 	now = t0.Add(63 * time.Second)
-	if d := r.waits.notReady(wb, now); d != 4*time.Second {
-		t.Fatalf("b after reading at hi waits %s, want 4s (the group's oldest now: its probe)", d)
+	if d := r.waits.notReady(wb, now); d != 3*time.Second {
+		t.Fatalf("b after reading at hi waits %s, want 3s (the group's probe)", d)
 	}
 	// A spec change (new generation) takes the resource off the board: a full pass.
 	sb.obj.SetGeneration(2)
@@ -142,6 +138,7 @@ func TestWaitingPassReadsOnlyTheEnv(t *testing.T) {
 		t0 := time.Now()
 		now := t0
 		h.r.Now = func() time.Time { return now }
+		h.r.ClaimKey = []byte("0123456789abcdef0123456789abcdef") // the claim written after the create
 		step := func(at time.Duration, wantCalls []string, wantReady string) {
 			t.Helper()
 			now = t0.Add(at)
