@@ -131,7 +131,9 @@ func (g *waitGroup) due(w *waiter, now time.Time) time.Time {
 	if est, ok := g.estimate(w.polledAge); ok {
 		return w.created.Add(est)
 	}
-	if g.probe(now) == w {
+	if g.probe(now) == w || (g.hi > 0 && w.polledAge < 2*g.hi) {
+		// The probe; or a waiter slower than the add-on seen provisioned at hi (a miss at
+		// that age): it keeps close until twice that age, then falls back.
 		return w.lastPoll.Add(probeGap(w.polledAge))
 	}
 	gap := fallbackGap(w.polledAge)

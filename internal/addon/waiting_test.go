@@ -103,6 +103,17 @@ func TestWaitBoardLearns(t *testing.T) {
 	if d := r.waits.notReady(wb, now); d != 3*time.Second {
 		t.Fatalf("b after reading at hi waits %s, want 3s (the group's probe)", d)
 	}
+	// c, not the probe, misses at hi too (slower than a): it keeps reading every few seconds
+	// until twice hi, then falls back.
+	wc := r.waits.byUID["c"]
+	now = t0.Add(64 * time.Second)
+	if d := r.waits.notReady(wc, now); d != 3*time.Second {
+		t.Fatalf("c after a miss at hi waits %s, want 3s", d)
+	}
+	now = t0.Add(130 * time.Second)
+	if d := r.waits.notReady(wc, now); d < 2*time.Minute-time.Second {
+		t.Fatalf("c at 128 s of age waits %s, want the fallback", d)
+	}
 	// A spec change (new generation) takes the resource off the board: a full pass.
 	sb.obj.SetGeneration(2)
 	if r.waits.lookup(sb) != nil || r.waits.byUID["b"] != nil {
