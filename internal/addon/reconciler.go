@@ -506,6 +506,11 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 	}
 
+	if created && r.waitable(s, addon, createdAt) && r.waits.busy(s, r.Kind.Lower()) {
+		// Add-ons of this kind created earlier in this organisation are still being
+		// provisioned: this one is too; it waits with them, without reading its env now.
+		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.waits.add(s, addon, createdAt, r.Kind.Lower()))
+	}
 	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {

@@ -33,6 +33,9 @@ import (
 //     at most 2 min between reads: longer than most provisioning, so rarely a wasted read);
 //   - once an add-on of the group is seen provisioned, at age hi, every other waiter reads
 //     its env once at that age of its own, and is woken for it at once;
+//   - an add-on created while others of its group are waited for joins them without reading
+//     its env at once (with an API answering at once, no group ever waits: the read right
+//     after the create stays, and a resource is Ready in one pass);
 //   - a waiting pass reads the env only: the add-on's id, realId and configKeys were read by
 //     the pass that created (or found) it, and its spec has not changed since (generation,
 //     annotations and credentials are compared), so no GET of the add-on is needed until it is
@@ -191,6 +194,15 @@ func (b *waitBoard) add(s *pass, addon *clevercloud.Addon, created time.Time, ki
 	g.members[w.uid] = w
 	g.lo = max(g.lo, w.polledAge)
 	return max(g.due(w, now).Sub(now), 0)
+}
+
+// busy: add-ons of s's credential set, organisation and kind are being waited for (seen
+// unprovisioned): one just created is not provisioned either, its env is not worth reading yet.
+func (b *waitBoard) busy(s *pass, kind string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.groups[s.key+"\x00"+s.org+"\x00"+kind]
+	return g != nil && len(g.members) > 0
 }
 
 // lookup is the waiter of s's resource, when a waiting pass may stand for a full one: same

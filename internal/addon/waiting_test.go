@@ -186,3 +186,24 @@ func TestWaitingPassReadsOnlyTheEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateJoinsAGroupBeingWaitedFor: an add-on created while another of its kind and
+// organisation is still being provisioned does not read its env at once; with nothing being
+// waited for (an API answering at once), the create is followed by the env read.
+func TestCreateJoinsAGroupBeingWaitedFor(t *testing.T) {
+	api := &fakeAPI{}
+	k, u1 := testResource(t, nil)
+	_, u2 := testResource(t, func(u *unstructured.Unstructured) { u.SetName("az2"); u.SetUID("uid-2") })
+	h := newHarness(t, k, keysAPI{api}, u1, u2)
+	api.calls = nil
+	if got := ready(h.pass(t, u1)); got != "False/Provisioning" || !slices.Equal(api.calls, []string{"create", "env addon_new"}) {
+		t.Fatalf("first: %s, calls %v", got, api.calls)
+	}
+	api.calls = nil
+	if got := ready(h.pass(t, u2)); got != "False/Provisioning" || !slices.Equal(api.calls, []string{"create"}) {
+		t.Fatalf("second: %s, calls %v (want the create alone)", got, api.calls)
+	}
+	if len(h.r.waits.byUID) != 2 {
+		t.Fatalf("%d waiters, want 2", len(h.r.waits.byUID))
+	}
+}
