@@ -54,25 +54,24 @@ type waitBoard struct {
 
 // waiter is one resource waiting for its add-on's env.
 type waiter struct {
-	uid                 types.UID
-	key                 types.NamespacedName
-	group               string
-	addonID, realID     string
-	configKeys          []string
-	created             time.Time
-	generation          int64
-	annotations         string
-	lastPoll            time.Time
-	polledAge           time.Duration // age of the add-on at its last env read
-	credKey, org, owner string
+	uid             types.UID
+	key             types.NamespacedName
+	group           string
+	addonID, realID string
+	configKeys      []string
+	created         time.Time
+	generation      int64
+	annotations     string
+	lastPoll        time.Time     // its last env read (or when it joined without one)
+	polledAge       time.Duration // the add-on's age then
+	credKey, org    string
 }
 
 // waitGroup is what the waiters of one credential set, organisation and kind learnt.
 type waitGroup struct {
 	members map[types.UID]*waiter
-	// lo is the oldest age at which an add-on of the group was seen unprovisioned (reported),
-	// hi the youngest at which one was seen provisioned (0: none yet).
-	lo, hi time.Duration
+	// hi is the youngest age at which an add-on of the group was seen provisioned (0: none yet).
+	hi time.Duration
 }
 
 // Probe and fallback schedules. A probe younger than probeMaxAge reads its env every
@@ -169,8 +168,8 @@ func (b *waitBoard) init() {
 	}
 }
 
-// add records that s's resource waits for addon (read in this pass, its env incomplete), and
-// returns when to look again.
+// add records that s's resource waits for addon (its env read in this pass and incomplete, or
+// not read: its group is being waited for), and returns when to look again.
 func (b *waitBoard) add(s *pass, addon *clevercloud.Addon, created time.Time, kind string) time.Duration {
 	now := s.now()
 	obj := s.obj
@@ -192,7 +191,6 @@ func (b *waitBoard) add(s *pass, addon *clevercloud.Addon, created time.Time, ki
 		b.groups[w.group] = g
 	}
 	g.members[w.uid] = w
-	g.lo = max(g.lo, w.polledAge)
 	return max(g.due(w, now).Sub(now), 0)
 }
 
@@ -245,7 +243,6 @@ func (b *waitBoard) notReady(w *waiter, now time.Time) time.Duration {
 	if g == nil {
 		return pendingPoll(w.polledAge)
 	}
-	g.lo = max(g.lo, w.polledAge)
 	return max(g.due(w, now).Sub(now), 0)
 }
 
