@@ -39,15 +39,15 @@ type P7 struct {
 	// The requeue pattern as the API sees it: env reads per add-on (histogram: reads → add-ons),
 	// the gaps between two reads of one add-on, and the age (since its creation) of the read
 	// that found it provisioned.
-	EnvReads       map[int]int        `json:"envReadsPerAddon"`
-	GapBuckets     []Bucket           `json:"envReadGaps"`
-	ReadyAge       map[string]float64 `json:"readyAgeSeconds"` // min, p50, p95, max
+	EnvReads   map[int]int        `json:"envReadsPerAddon"`
+	GapBuckets []Bucket           `json:"envReadGaps"`
+	ReadyAge   map[string]float64 `json:"readyAgeSeconds"` // min, p50, p95, max
 	// LastProvisionedRead is when (since the first create) the last add-on was seen
 	// provisioned: what remains of ReadySeconds is the Kubernetes side (publish, Helm).
 	LastProvisionedRead float64 `json:"lastProvisionedReadSeconds"`
 	// LastCreate is when (since the first create) the last add-on was created at the fake.
-	LastCreate float64 `json:"lastCreateSeconds"`
-	AddonGetsTotal int                `json:"addonGets"`
+	LastCreate     float64 `json:"lastCreateSeconds"`
+	AddonGetsTotal int     `json:"addonGets"`
 }
 
 // Bucket is one bar of a histogram.
