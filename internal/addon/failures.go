@@ -151,10 +151,18 @@ func (s *pass) throttled(doing string, err error) error {
 // pending reports an add-on that Clever Cloud is still provisioning and polls again soon,
 // backing off with its age (2 s, growing to 30 s).
 func (s *pass) pending(addon *clevercloud.Addon, msg string) error {
+	return s.pendingFor(msg, pendingPoll(s.now().Sub(time.UnixMilli(int64(addon.CreationDate)))))
+}
+
+// pendingFor reports the add-on as provisioning and looks again after that long.
+func (s *pass) pendingFor(msg string, after time.Duration) error {
 	gen := s.obj.GetGeneration()
 	s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg)
 	s.set(func(u *unstructured.Unstructured) { statusObservedGeneration.Set(u, gen) })
-	return stop(ctrl.Result{RequeueAfter: pendingPoll(s.now().Sub(time.UnixMilli(int64(addon.CreationDate))))})
+	if after <= 0 {
+		return stop(ctrl.Result{Requeue: true})
+	}
+	return stop(ctrl.Result{RequeueAfter: after})
 }
 
 // pendingPoll is the delay before looking again at an add-on of that age being provisioned.

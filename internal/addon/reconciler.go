@@ -90,6 +90,8 @@ type Reconciler struct {
 	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
 	// when the live checks run again.
 	fresh sync.Map // types.UID -> struct{}
+	// waits are the add-ons being provisioned this process waits for (waiting.go).
+	waits waitBoard
 }
 
 func (r *Reconciler) now() time.Time {
@@ -144,6 +146,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Triggers != nil {
 		b = b.WatchesRawSource(r.Triggers)
 	}
+	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
+	r.waits.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
+	b = b.WatchesRawSource(source.Channel(r.waits.wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}))
 	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
@@ -237,6 +242,11 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		if err := r.refresh(ctx, s); err != nil {
 			return err
 		}
+	case fullPass:
+		if w := r.waits.lookup(s); w != nil {
+			// Its add-on is being provisioned: one env read when due, nothing else.
+			return r.waitPass(ctx, s, w)
+		}
 	}
 	return r.provision(ctx, s)
 }
@@ -312,6 +322,7 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
+	r.waits.drop(obj.GetUID())
 }
 
 // connect resolves the resource's credentials (once per pass) and checks spec.organisation
@@ -463,6 +474,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	}
 	l := s.life
 	created := false
+	var createdAt time.Time
 	sentVersion := ""
 	addon, adopted, err := r.findAddon(ctx, s)
 	if err != nil {
@@ -482,7 +494,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		if addon, sentVersion, err = r.create(ctx, s); err != nil {
 			return err
 		}
-		created = true
+		created, createdAt = true, r.now()
 	}
 	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && r.Kind.Operator == "", sentVersion))
 	if !adopted {
@@ -499,6 +511,11 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 	}
 
+	if created && r.waitable(s, addon, createdAt) && r.waits.busy(s, r.Kind.Lower()) {
+		// Add-ons of this kind created earlier in this organisation are still being
+		// provisioned: this one is too; it waits with them, without reading its env now.
+		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.waits.add(s, addon, createdAt, r.Kind.Lower()))
+	}
 	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
@@ -508,8 +525,19 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		return s.failAPI("reading the add-on's credentials", err)
 	}
 	if pending != "" {
+		born := time.UnixMilli(int64(addon.CreationDate))
+		if now := r.now(); born.After(now) {
+			born = now
+		}
+		if created {
+			born = createdAt // this clock: the age is not skewed by Clever Cloud's
+		}
+		if r.waitable(s, addon, born) {
+			return s.pendingFor(pending, r.waits.add(s, addon, born, r.Kind.Lower()))
+		}
 		return s.pending(addon, pending)
 	}
+	r.waits.drop(s.obj.GetUID())
 	return r.publish(ctx, s, addon.ID, addon.RealID, data)
 }
 

@@ -9,6 +9,8 @@
 //	    operator CPU (from /proc/<pid>/stat), measured with a short period and scaled
 //	P4  single-resource latency, apply → Secret filled, fake answering instantly (p50/p95)
 //	P5  operator peak RSS (VmHWM) with many resources and unrelated Secrets in the cluster
+//	P7  realistic API (latency, provisioning delay): calls per resource by route over
+//	    create → Ready → delete, time to all Ready, the requeue pattern (env reads per add-on)
 //	A1  Kubernetes writes per resource (status, the resource, Secrets, Helm release Secrets,
 //	    events...) from kube-apiserver's audit log: to Ready, after a spec change, idle, delete
 //	chart  time-to-Ready vs N, operator and floor (PNG)
@@ -48,6 +50,8 @@ type config struct {
 	resync, idleWindow, baseWindow       time.Duration
 	timeout                              time.Duration
 	noBuild                              bool
+	p7N                                  int
+	p7Latency, p7Jitter, p7Delay         time.Duration
 	operatorExtra                        string
 }
 
@@ -62,7 +66,11 @@ func run() error {
 	var c config
 	var sizes string
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
-	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,chart")
+	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,P7,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,P7,chart")
+	flag.IntVar(&c.p7N, "p7-n", 500, "P7: number of resources (realistic API)")
+	flag.DurationVar(&c.p7Latency, "p7-latency", 150*time.Millisecond, "P7: fake API latency")
+	flag.DurationVar(&c.p7Jitter, "p7-jitter", 50*time.Millisecond, "P7: fake API random extra latency")
+	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 10 s)")
 	flag.IntVar(&c.auditN, "audit-n", 15, "A1: number of resources (spread over the 14 kinds)")
 	flag.IntVar(&c.auditRuns, "audit-runs", 1, "A1: runs (each with new resources); figures are per resource over all runs")
 	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
@@ -106,13 +114,13 @@ func run() error {
 	for _, s := range strings.Split(c.only, ",") {
 		s = strings.TrimSpace(s)
 		switch strings.ToUpper(s) {
-		case "A1", "P1", "P2", "P3", "P4", "P5":
+		case "A1", "P1", "P2", "P3", "P4", "P5", "P7":
 			sel[strings.ToUpper(s)] = true
 		case "CHART":
 			sel["chart"] = true
 		case "":
 		default:
-			return fmt.Errorf("-only: unknown part %q (A1, P1..P5, chart)", s)
+			return fmt.Errorf("-only: unknown part %q (A1, P1..P5, P7, chart)", s)
 		}
 	}
 
@@ -149,6 +157,11 @@ func run() error {
 	if sel["P4"] {
 		if err := b.p4(ctx); err != nil {
 			return fmt.Errorf("P4: %w", err)
+		}
+	}
+	if sel["P7"] {
+		if err := b.p7(ctx); err != nil {
+			return fmt.Errorf("P7: %w", err)
 		}
 	}
 	if sel["P1"] || sel["P2"] || sel["chart"] {

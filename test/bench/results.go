@@ -19,6 +19,7 @@ type Results struct {
 	P3        *P3            `json:"p3,omitempty"`
 	P4        *P4            `json:"p4,omitempty"`
 	P5        *P5            `json:"p5,omitempty"`
+	P7        *P7            `json:"p7,omitempty"`
 	A1        *A1            `json:"a1,omitempty"`
 	Chart     []ChartPoint   `json:"chart,omitempty"`
 	ChartFile string         `json:"chartFile,omitempty"`
@@ -148,6 +149,7 @@ func configJSON(c config) map[string]any {
 		"fakeLatency": c.latency.String(), "fakeJitter": c.jitter.String(), "provisioningDelay": c.delay.String(),
 		"apiRateLimit": c.apiRate, "workers": c.workers, "floorWorkers": c.floorWorkers, "applyWorkers": c.applyWorkers,
 		"auditN": c.auditN, "auditRuns": c.auditRuns, "auditQuiet": c.auditQuiet.String(), "auditIdle": c.auditIdle.String(),
+		"p7N": c.p7N, "p7Latency": c.p7Latency.String(), "p7Jitter": c.p7Jitter.String(), "p7ProvisioningDelay": c.p7Delay.String(),
 		"resync": c.resync.String(), "idleWindow": c.idleWindow.String(), "baseWindow": c.baseWindow.String(),
 	}
 }
@@ -178,6 +180,13 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 	if r.P5 != nil {
 		g = append(g, Goal{"P5", fmt.Sprintf("operator peak RSS, %d resources + %d unrelated Secrets", r.P5.Resources, r.P5.UnrelatedSecrets), "≤ 150 MiB",
 			fmt.Sprintf("%.1f MiB", r.P5.PeakRSSMiB), r.P5.PeakRSSMiB <= 150})
+	}
+	if p := r.P7; p != nil {
+		g = append(g, Goal{"P7", fmt.Sprintf("API calls per resource, create → Ready → delete, realistic API (N=%d; peak %d requests/s)", p.N, p.PeakPerSecond), "≤ 6",
+			fmt.Sprintf("%.2f", p.PerResource), p.PerResource <= 6.005})
+		limit := p.ProvisioningDelaySecs + 10
+		g = append(g, Goal{"P7", fmt.Sprintf("time to all Ready, realistic API (N=%d, provisioning delay %gs)", p.N, p.ProvisioningDelaySecs), fmt.Sprintf("≤ %gs", limit),
+			fmt.Sprintf("%.1fs", p.ReadySeconds), p.ReadySeconds <= limit})
 	}
 	if a := r.A1; a != nil {
 		g = append(g, Goal{"A1", fmt.Sprintf("Kubernetes writes per resource to Ready (N=%d×%d; status %.1f, resource %.1f, Secrets %.1f, Helm release %.1f, events %.1f; + %.1f refused)", a.N, a.Runs,
@@ -214,6 +223,9 @@ func printSummary(r *Results) {
 			fmt.Fprintf(w, "  %s\t%.3f\n", k, r.P2.PerResourceByRoute[k])
 		}
 		_ = w.Flush()
+	}
+	if r.P7 != nil {
+		printP7(r.P7)
 	}
 	if r.A1 != nil {
 		printA1(r.A1)
