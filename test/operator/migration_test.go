@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -67,18 +68,21 @@ var _ = Describe("periodic refresh", func() {
 			}
 		}
 		Expect(fake.SetEnv(id, env)).To(Succeed())
-		Eventually(func() string { return kube.SecretData(suite.Secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 20*time.Second).
+		// A kind Clever Cloud backs up reads its env every third period (add-on, backups, env):
+		// within about 10 s at 3 s periods, 40 s allowed for a loaded machine.
+		Eventually(func() string { return kube.SecretData(suite.Secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 40*time.Second).
 			Should(Equal("rotated-password-0123456789"))
 		Eventually(func() []string { return suite.Events(suite.Get(cr)) }).Should(ContainElement("Normal CredentialsUpdated"))
 
 		// Refreshes keep reading (other specs' resources share this manager and its short
 		// period, so per-resource economy is asserted by the forced-refresh spec instead).
-		// Each period reads either the env or the add-on (alternately), one call. Two periods
+		// Each period reads the env, the add-on or the backups (in turn), one call. Two periods
 		// (3 s plus up to 10% jitter each) start after the rollout pass that follows the
 		// publication, so the window allows for a loaded machine.
 		calls := suite.CountCalls(ns)
 		Eventually(func() int {
-			return calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env") + calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}")
+			return calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env") + calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}") +
+				calls.Route(fakeapi.RouteBackups)
 		}, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 2))
 		Expect(addonsNamed(addonName(suite.Get(cr)))).To(HaveLen(1))
 
