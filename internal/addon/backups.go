@@ -204,6 +204,7 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 		s.notFoundBackups()
 	case err != nil:
 		if k := classify(err); k == failThrottled || k == failUnavailable {
+			s.reportBackupStale() // from status.backups, as the other reads do
 			return s.failAPI("reading the add-on's backups", err)
 		}
 		msg := fmt.Sprintf("Clever Cloud API error while reading the add-on's backups: %s", apiMessage(err))

@@ -650,11 +650,12 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	if forced {
 		read = readEnv
 	}
-	s.reportBackupStale() // from status.backups: no call
 	if read == readBackups && realID != "" {
-		// Kinds Clever Cloud backs up read their backups list every third period (backups.go).
+		// Kinds Clever Cloud backs up read their backups list every third period (backups.go);
+		// BackupStale is evaluated on what it answers.
 		return r.refreshBackups(ctx, s, realID)
 	}
+	s.reportBackupStale() // the other reads: from status.backups, no call
 	if read != readEnv {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
@@ -715,8 +716,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		// The Helm side refuses the same templates, so the published Secret stays as it was.
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
-	prevReady, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if prev := prevReady; prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
+	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
 		if og := statusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}

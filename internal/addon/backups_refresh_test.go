@@ -1,0 +1,54 @@
+package addon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// A refresh whose turn is the backups read evaluates BackupStale once, on what the read
+// answered: a recorded backup that has just grown too old, replaced by a fresh one in the same
+// read, makes no Warning/Normal pair of events.
+func TestRefreshBackupsEvaluatesStalenessOnce(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	k := kind(t, "PostgreSql")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	u.SetNamespace("ns")
+	u.SetName("pg")
+	u.SetUID("uid-refresh")
+	u.SetCreationTimestamp(metav1.NewTime(now.Add(-10 * 24 * time.Hour)))
+	_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(1), "last": map[string]any{"time": now.Add(-40 * time.Hour).Format(time.RFC3339)}}, "status", "backups")
+	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", now)
+	setCondition(u, status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, "recent", now.Add(-time.Hour))
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: k.SourceSecretName("pg"),
+		Annotations: map[string]string{AnnotationAddonID: "addon_1", AnnotationRealID: "postgresql_1"}}}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now.Add(-2 * time.Hour))}}
+	r := &Reconciler{Kind: k, Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(src).Build(),
+		Credentials: staticCredentials{api}, Now: func() time.Time { return now }, ResyncPeriod: time.Hour}
+	r.countRefresh(u) // the first refresh read the add-on: the second reads the backups
+	s := r.newPass(context.Background(), u)
+	_ = r.refresh(context.Background(), s)
+	if api.calls != 1 {
+		t.Fatalf("%d backups reads, want 1", api.calls)
+	}
+	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
+		t.Fatalf("BackupStale %s", got)
+	}
+	if len(s.events) != 0 {
+		t.Fatalf("events %v, want none: the condition never changed", s.events)
+	}
+}
