@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 const statusHelp = `Usage: kubectl clever status [-n NAMESPACE | -A] [flags]
@@ -107,10 +108,10 @@ func StatusRows(ctx context.Context, c client.Client, ns string, now time.Time) 
 
 func statusRow(k *addon.Kind, u *unstructured.Unstructured, now time.Time) StatusRow {
 	r := StatusRow{Kind: k.GVK.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), Ready: "Unknown", Reason: "-"}
-	if c, ok := condition(u, "Ready"); ok {
-		r.Ready = str(c, "status")
-		if v := str(c, "reason"); v != "" {
-			r.Reason = v
+	if c, ok := status.Find(status.Conditions(u), status.TypeReady); ok {
+		r.Ready = c.Status
+		if c.Reason != "" {
+			r.Reason = c.Reason
 		}
 	}
 	if u.GetDeletionTimestamp() != nil {
@@ -143,22 +144,6 @@ func PrintStatus(w io.Writer, rows []StatusRow, withNamespace bool) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// condition returns the condition of type t.
-func condition(u *unstructured.Unstructured, t string) (map[string]any, bool) {
-	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, item := range list {
-		if c, ok := item.(map[string]any); ok && str(c, "type") == t {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
-func str(m map[string]any, k string) string {
-	s, _ := m[k].(string)
-	return s
 }
 
 func nested(u *unstructured.Unstructured, path ...string) string {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 const traceHelp = `Usage: kubectl clever trace NAME [--kind KIND] [-n NAMESPACE] [flags]
@@ -290,13 +291,8 @@ func printTrace(w io.Writer, k *addon.Kind, u *unstructured.Unstructured, events
 	fmt.Fprintln(w, "Conditions:")
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE")
-	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, item := range list {
-		c, ok := item.(map[string]any)
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", str(c, "type"), str(c, "status"), orDash(str(c, "reason")), ageOf(str(c, "lastTransitionTime"), now), oneLine(str(c, "message")))
+	for _, c := range status.Conditions(u) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, orDash(c.Reason), ageOf(c.LastTransitionTime, now), oneLine(c.Message))
 	}
 	_ = tw.Flush()
 
