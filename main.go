@@ -197,6 +197,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctrl.SetLogger(logging.Capped(zap.New(zap.UseFlagOptions(zopts)), logging.MaxVerbosity))
 	log := ctrl.Log.WithName("setup")
+	if soft := operator.SetMemoryLimitFromCgroup(); soft > 0 {
+		log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset)", "bytes", soft, "ratio", operator.MemoryLimitRatio)
+	}
 	for _, n := range cfg.API.Notes() {
 		log.Info(n)
 	}

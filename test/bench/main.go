@@ -53,6 +53,10 @@ type config struct {
 	p7N                                  int
 	p7Latency, p7Jitter, p7Delay         time.Duration
 	operatorExtra                        string
+	smallN                               int
+	p6N, p6Base, p6Secrets, p6ConfigMaps int
+	p1Runs                               int
+	smallIdle                            time.Duration
 }
 
 func main() {
@@ -66,17 +70,24 @@ func run() error {
 	var c config
 	var sizes string
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
-	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,P7,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,P7,chart")
+	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,P5S,P6,P7,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,P5S (P5 small),P6,P7,chart")
 	flag.IntVar(&c.p7N, "p7-n", 500, "P7: number of resources (realistic API)")
 	flag.DurationVar(&c.p7Latency, "p7-latency", 150*time.Millisecond, "P7: fake API latency")
 	flag.DurationVar(&c.p7Jitter, "p7-jitter", 50*time.Millisecond, "P7: fake API random extra latency")
 	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 10 s)")
+	flag.IntVar(&c.p6N, "p6-n", 5000, "P6: number of resources")
+	flag.IntVar(&c.p6Base, "p6-base", 1000, "P6: the smaller run time per resource is compared with")
+	flag.IntVar(&c.p6Secrets, "p6-secrets", 20000, "P6: unrelated Secrets in the watched namespace")
+	flag.IntVar(&c.p6ConfigMaps, "p6-configmaps", 2000, "P6: unrelated ConfigMaps in the watched namespace")
+	flag.IntVar(&c.p1Runs, "p1-runs", 3, "P1: runs at N=-n; the figure is the median ratio")
+	flag.IntVar(&c.smallN, "small-n", 20, "P5 small: number of resources of the small install")
+	flag.DurationVar(&c.smallIdle, "small-idle", 45*time.Second, "P5 small: idle time after all Ready")
 	flag.IntVar(&c.auditN, "audit-n", 15, "A1: number of resources (spread over the 14 kinds)")
 	flag.IntVar(&c.auditRuns, "audit-runs", 1, "A1: runs (each with new resources); figures are per resource over all runs")
 	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
 	flag.DurationVar(&c.auditIdle, "audit-idle", 30*time.Second, "A1: idle window (all Ready, nothing changed)")
 	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
-	flag.StringVar(&sizes, "sizes", "100,250,500,1000", "chart: the values of N to plot")
+	flag.StringVar(&sizes, "sizes", "100,250,500,1000,2000", "chart: the values of N to plot (P6 adds -p6-n)")
 	flag.IntVar(&c.idleN, "idle-n", 1000, "P3/P5: number of Ready resources")
 	flag.IntVar(&c.unrelated, "unrelated-secrets", 5000, "P5: unrelated Secrets created in the watched namespace")
 	flag.IntVar(&c.p4Runs, "p4-runs", 20, "P4: number of single-resource runs")
@@ -114,13 +125,13 @@ func run() error {
 	for _, s := range strings.Split(c.only, ",") {
 		s = strings.TrimSpace(s)
 		switch strings.ToUpper(s) {
-		case "A1", "P1", "P2", "P3", "P4", "P5", "P7":
+		case "A1", "P1", "P2", "P3", "P4", "P5", "P5S", "P6", "P7":
 			sel[strings.ToUpper(s)] = true
 		case "CHART":
 			sel["chart"] = true
 		case "":
 		default:
-			return fmt.Errorf("-only: unknown part %q (A1, P1..P5, P7, chart)", s)
+			return fmt.Errorf("-only: unknown part %q (A1, P1..P7, P5S, chart)", s)
 		}
 	}
 
@@ -159,6 +170,11 @@ func run() error {
 			return fmt.Errorf("P4: %w", err)
 		}
 	}
+	if sel["P5S"] {
+		if err := b.p5small(ctx); err != nil {
+			return fmt.Errorf("P5 small: %w", err)
+		}
+	}
 	if sel["P7"] {
 		if err := b.p7(ctx); err != nil {
 			return fmt.Errorf("P7: %w", err)
@@ -178,17 +194,31 @@ func run() error {
 				return fmt.Errorf("N=%d: %w", n, err)
 			}
 		}
-		if sel["chart"] && len(b.res.Chart) > 1 {
-			if err := plotChart(c.chartOut, b.res.Chart, b.res.Machine); err != nil {
-				return fmt.Errorf("chart: %w", err)
+		if sel["P1"] {
+			for i := 1; i < c.p1Runs; i++ {
+				step(fmt.Sprintf("P1: run %d of %d at N=%d", i+1, c.p1Runs, c.n))
+				if err := b.scale(ctx, c.n, false); err != nil {
+					return fmt.Errorf("P1 run %d: %w", i+1, err)
+				}
 			}
-			b.res.ChartFile = c.chartOut
+			b.res.P1.summarize()
 		}
 	}
 	if sel["P3"] || sel["P5"] {
 		if err := b.idle(ctx, sel["P3"], sel["P5"]); err != nil {
 			return fmt.Errorf("P3/P5: %w", err)
 		}
+	}
+	if sel["P6"] {
+		if err := b.p6(ctx); err != nil {
+			return fmt.Errorf("P6: %w", err)
+		}
+	}
+	if sel["chart"] && len(b.res.Chart) > 1 {
+		if err := plotChart(c.chartOut, b.res.Chart, b.res.Machine); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		b.res.ChartFile = c.chartOut
 	}
 	b.res.Finished = time.Now().UTC()
 	b.res.Goals = b.goals(sel)

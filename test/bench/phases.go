@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -181,11 +182,35 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return fmt.Errorf("floor cleanup: %w", err)
 	}
 
-	b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), DeleteSeconds: delDur.Seconds(),
-		LoadAvgOperator: loadOp, LoadAvgFloor: loadFloor})
+	step(fmt.Sprintf("N=%d: job floor (plain client, %d writers: the resource, one status write, the credentials Secret)", n, b.c.floorWorkers))
+	jobjs, err := harness.Resources(nsFloor, fmt.Sprintf("j%d", n), n)
+	if err != nil {
+		return err
+	}
+	tj := time.Now()
+	if err := harness.ForEach(ctx, jobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		return jobFloorOne(ctx, b.h.Client, u)
+	}); err != nil {
+		return fmt.Errorf("job floor: %w", err)
+	}
+	jobDur := time.Since(tj)
+	fmt.Printf("    job floor: %.1fs; ratio operator/job floor %.2f\n", jobDur.Seconds(), opDur.Seconds()/jobDur.Seconds())
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, jobjs, b.c.applyWorkers); err != nil {
+		return fmt.Errorf("job floor cleanup: %w", err)
+	}
+
+	if !slices.ContainsFunc(b.res.Chart, func(p ChartPoint) bool { return p.N == n }) {
+		b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), DeleteSeconds: delDur.Seconds(),
+			JobFloorSeconds: jobDur.Seconds(), LoadAvgOperator: loadOp, LoadAvgFloor: loadFloor})
+	}
 	if n == b.c.n {
-		b.res.P1 = &P1{N: n, OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), Ratio: opDur.Seconds() / floorDur.Seconds(),
-			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds()}
+		if b.res.P1 == nil {
+			b.res.P1 = &P1{N: n}
+		}
+		b.res.P1.Runs = append(b.res.P1.Runs, P1Run{OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), JobFloorSeconds: jobDur.Seconds(),
+			Ratio: opDur.Seconds() / floorDur.Seconds(), JobRatio: opDur.Seconds() / jobDur.Seconds(),
+			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds(), LoadAvg: loadOp})
+		b.res.P1.summarize()
 	}
 	if withP2 {
 		p := &P2{N: n, Create: createCounts, Delete: deleteCounts, Noop: noop, NoopTouched: n, NoopWindowSeconds: noopWindow.Seconds(), PerResourceByRoute: map[string]float64{}}
@@ -236,7 +261,9 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	if err := b.op.Start(); err != nil {
 		return err
 	}
+	sampler := sampleMemory(b.op, 250*time.Millisecond)
 	if err := b.warmup(ctx, "idlewarm"); err != nil {
+		_, _ = sampler.Stop()
 		return err
 	}
 	objs, err := harness.Resources(nsOperator, "idle", b.c.idleN)
@@ -286,9 +313,13 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		return err
 	}
 	peak1 = max(peak1, peak)
+	fp, err := sampler.Stop()
+	if err != nil {
+		return err
+	}
 	if p5 {
-		b.res.P5 = &P5{Resources: b.c.idleN, UnrelatedSecrets: b.c.unrelated, PeakRSSMiB: mib(peak1), RSSMiB: mib(rss1)}
-		fmt.Printf("    P5: peak RSS %.1f MiB (current %.1f MiB)\n", mib(peak1), mib(rss1))
+		b.res.P5 = &P5{Resources: b.c.idleN, UnrelatedSecrets: b.c.unrelated, PeakRSSMiB: mib(peak1), RSSMiB: mib(rss1), PeakAnonMiB: fp.PeakAnonMiB}
+		fmt.Printf("    P5: peak RSS %.1f MiB (current %.1f MiB; anonymous peak %.1f MiB)\n", mib(peak1), mib(rss1), fp.PeakAnonMiB)
 	}
 	if !p3 {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -21,11 +23,20 @@ func plotChart(path string, pts []ChartPoint, m Machine) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
+	pts = slices.Clone(pts)
+	slices.SortFunc(pts, func(a, b ChartPoint) int { return a.N - b.N })
 	op := make(plotter.XYs, len(pts))
 	fl := make(plotter.XYs, len(pts))
+	var job plotter.XYs
 	for i, c := range pts {
 		op[i] = plotter.XY{X: float64(c.N), Y: c.OperatorSeconds}
 		fl[i] = plotter.XY{X: float64(c.N), Y: c.FloorSeconds}
+		if c.JobFloorSeconds > 0 {
+			job = append(job, plotter.XY{X: float64(c.N), Y: c.JobFloorSeconds})
+		}
+		if c.Note != "" {
+			p.Title.Text += fmt.Sprintf("; N=%d with %s", c.N, strings.TrimPrefix(c.Note, "P6: "))
+		}
 	}
 	add := func(name string, xy plotter.XYs, col color.Color, shape draw.GlyphDrawer) error {
 		l, s, err := plotter.NewLinePoints(xy)
@@ -43,6 +54,11 @@ func plotChart(path string, pts []ChartPoint, m Machine) error {
 	}
 	if err := add("floor (plain client, same objects)", fl, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, draw.SquareGlyph{}); err != nil {
 		return err
+	}
+	if len(job) > 0 {
+		if err := add("job floor (the resource, one status write, the credentials Secret)", job, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, draw.TriangleGlyph{}); err != nil {
+			return err
+		}
 	}
 	p.Y.Min = 0
 	p.X.Min = 0

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,10 @@ type OperatorOptions struct {
 	// Harness.Creds[Cred]. Either way no other CLEVER_* variable of the caller's environment
 	// reaches the operator.
 	Env []string
+	// Cgroup, when set, is the memory cgroup the process runs in (a memory limit as a pod
+	// has one); its executable is dropped from the page cache before each start, so that its
+	// pages are charged to the group as a container's are.
+	Cgroup *MemoryCgroup
 }
 
 // Operator is an operator process that can be started, killed and restarted many times. Every
@@ -91,6 +96,13 @@ func (op *Operator) Args() []string {
 	return append(args, op.o.Args...)
 }
 
+// SetCgroup sets the memory cgroup of the next start (nil: none).
+func (op *Operator) SetCgroup(g *MemoryCgroup) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.o.Cgroup = g
+}
+
 // SetArgs replaces the extra flags for the next start.
 func (op *Operator) SetArgs(args ...string) {
 	op.mu.Lock()
@@ -119,7 +131,15 @@ func (op *Operator) Start() error {
 	op.starts++
 	fmt.Fprintf(logf, "=== harness: start %d of %s at %s ===\n", op.starts, op.o.Name, time.Now().Format(time.RFC3339Nano))
 	c := op.h.Creds[op.o.Cred]
-	cmd := exec.Command(op.o.Binary, op.Args()...)
+	argv := append([]string{op.o.Binary}, op.Args()...)
+	if op.o.Cgroup != nil {
+		if err := DropFromPageCache(op.o.Binary); err != nil {
+			logf.Close()
+			return fmt.Errorf("dropping %s from the page cache: %w", op.o.Binary, err)
+		}
+		argv = op.o.Cgroup.Wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = op.h.Root
 	cmd.Env = append(WithoutClever(os.Environ()), "KUBECONFIG="+op.h.OperatorKubeconfig)
 	if op.o.Env != nil {
@@ -134,6 +154,12 @@ func (op *Operator) Start() error {
 		)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if op.o.Cgroup != nil {
+		// Through a pipe, as a container's output goes to its runtime: written to the file
+		// by this process, the log's page cache is not charged to the operator's group.
+		w := struct{ io.Writer }{logf}
+		cmd.Stdout, cmd.Stderr = w, w
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("starting %s: %w", op.o.Binary, err)
@@ -314,4 +340,55 @@ func ProcessMemory(pid int) (rss, peak int64, err error) {
 		}
 	}
 	return rss, peak, sc.Err()
+}
+
+// MemoryDetail is a process's memory from /proc/<pid>/status, in bytes: resident set now and
+// at its peak, and the resident set split into anonymous memory (heap, stacks: what a cgroup
+// memory limit must hold) and file-backed pages (the mapped executable: clean pages the
+// kernel can drop and read again under a limit).
+type MemoryDetail struct {
+	RSS, Peak, Anon, File int64
+}
+
+// ProcessMemoryDetail reads MemoryDetail of pid.
+func ProcessMemoryDetail(pid int) (MemoryDetail, error) {
+	var m MemoryDetail
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		fs := strings.Fields(v)
+		if len(fs) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "VmRSS":
+			m.RSS = n * 1024
+		case "VmHWM":
+			m.Peak = n * 1024
+		case "RssAnon":
+			m.Anon = n * 1024
+		case "RssFile":
+			m.File = n * 1024
+		}
+	}
+	return m, nil
+}
+
+// MemoryDetail reads the current process's MemoryDetail.
+func (op *Operator) MemoryDetail() (MemoryDetail, error) {
+	pid := op.PID()
+	if pid == 0 {
+		return MemoryDetail{}, errors.New("operator not started")
+	}
+	return ProcessMemoryDetail(pid)
 }

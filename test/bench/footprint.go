@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/clever-operator/clever-operator/test/harness"
+)
+
+// memSampler reads the operator's memory every interval while a phase runs: the kernel keeps
+// the peak resident set (VmHWM) but not the peak of its anonymous part, which is what a
+// container memory limit must hold (file-backed pages of the executable are clean and the
+// kernel drops them under a limit rather than kill the process).
+type memSampler struct {
+	op       *harness.Operator
+	stop     chan struct{}
+	done     sync.WaitGroup
+	mu       sync.Mutex
+	peakAnon int64
+	peakFile int64
+	samples  int
+}
+
+func sampleMemory(op *harness.Operator, every time.Duration) *memSampler {
+	s := &memSampler{op: op, stop: make(chan struct{})}
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			s.read()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *memSampler) read() {
+	m, err := s.op.MemoryDetail()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.peakAnon = max(s.peakAnon, m.Anon)
+	s.peakFile = max(s.peakFile, m.File)
+	s.samples++
+}
+
+// Stop ends the sampling and returns the process's memory now, with the sampled peaks.
+func (s *memSampler) Stop() (Footprint, error) {
+	close(s.stop)
+	s.done.Wait()
+	s.read()
+	m, err := s.op.MemoryDetail()
+	if err != nil {
+		return Footprint{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Footprint{PeakRSSMiB: mib(m.Peak), RSSMiB: mib(m.RSS), AnonMiB: mib(m.Anon), FileMiB: mib(m.File),
+		PeakAnonMiB: mib(s.peakAnon), PeakFileMiB: mib(s.peakFile), Samples: s.samples}, nil
+}
+
+// Footprint is an operator process's memory over a phase.
+type Footprint struct {
+	// PeakRSSMiB is VmHWM: the peak resident set, anonymous and file-backed together.
+	PeakRSSMiB float64 `json:"peakRssMiB"`
+	// RSSMiB, AnonMiB, FileMiB: at the end of the phase.
+	RSSMiB  float64 `json:"rssMiB"`
+	AnonMiB float64 `json:"anonMiB"`
+	FileMiB float64 `json:"fileMiB"`
+	// PeakAnonMiB, PeakFileMiB: the highest of the samples (every 250 ms).
+	PeakAnonMiB float64 `json:"peakAnonMiB"`
+	PeakFileMiB float64 `json:"peakFileMiB"`
+	Samples     int     `json:"samples"`
+}
+
+// P5Small: a small install. A fresh operator process provisions -small-n resources (every kind
+// at least once at the default 20), then sits idle for -small-idle; its footprint over all of
+// it. The goal is the memory limit of the Rust operator's chart (64M: 64,000,000 bytes), which
+// an upgrade may keep: the same run is done again with the process in a memory cgroup with
+// that limit (where the kernel supports one here), as a pod with that limit runs it.
+type P5Small struct {
+	Resources   int     `json:"resources"`
+	IdleSeconds float64 `json:"idleSeconds"`
+	Footprint
+	ReadySeconds float64 `json:"readySeconds"`
+	// Limited is the run in a memory cgroup of LimitBytes; LimitedError says why there is none.
+	LimitBytes   int64       `json:"limitBytes"`
+	Limited      *LimitedRun `json:"limited,omitempty"`
+	LimitedError string      `json:"limitedError,omitempty"`
+}
+
+// LimitedRun is the small install run in a memory cgroup.
+type LimitedRun struct {
+	// Survived: all Ready and the process still running after the idle time, never killed.
+	Survived     bool    `json:"survived"`
+	ReadySeconds float64 `json:"readySeconds"`
+	Error        string  `json:"error,omitempty"`
+	Footprint
+	Cgroup harness.CgroupStats `json:"cgroup"`
+}
+
+// rustChartLimit is the Rust operator chart's memory request and limit, "64M".
+const rustChartLimit = 64_000_000
+
+func (b *bench) p5small(ctx context.Context) error {
+	step(fmt.Sprintf("P5 small: fresh operator process, %d resources, then idle %s", b.c.smallN, b.c.smallIdle))
+	fp, ready, err := b.smallRun(ctx, "small")
+	if err != nil {
+		return err
+	}
+	r := &P5Small{Resources: b.c.smallN, IdleSeconds: b.c.smallIdle.Seconds(), Footprint: fp, ReadySeconds: ready.Seconds(), LimitBytes: rustChartLimit}
+	b.res.P5Small = r
+	fmt.Printf("    P5 small: peak RSS %.1f MiB (anonymous peak %.1f MiB, executable pages peak %.1f MiB); now %.1f MiB (%.1f anonymous)\n",
+		fp.PeakRSSMiB, fp.PeakAnonMiB, fp.PeakFileMiB, fp.RSSMiB, fp.AnonMiB)
+
+	step(fmt.Sprintf("P5 small: again in a memory cgroup limited to %d bytes (the Rust chart's 64M)", int64(rustChartLimit)))
+	cg, err := harness.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
+	if err != nil {
+		r.LimitedError = err.Error()
+		fmt.Printf("    no memory cgroup: %v\n", err)
+		return b.restartOperator()
+	}
+	b.op.SetCgroup(cg)
+	defer func() {
+		b.op.SetCgroup(nil)
+		_ = b.restartOperator()
+		_ = cg.Remove()
+	}()
+	lr := &LimitedRun{}
+	fp, ready, err = b.smallRun(ctx, "smallcg")
+	st, serr := cg.Stats()
+	if serr != nil {
+		return serr
+	}
+	lr.Footprint, lr.ReadySeconds, lr.Cgroup = fp, ready.Seconds(), st
+	lr.Survived = err == nil && b.op.Running() && st.OOMKills == 0
+	if err != nil {
+		lr.Error = err.Error()
+	}
+	r.Limited = lr
+	fmt.Printf("    limited: survived %v, Ready in %.1fs; cgroup peak %.1f MiB (anonymous now %.1f, page cache %.1f), limit hits %d, OOM kills %d, major faults %d\n",
+		lr.Survived, lr.ReadySeconds, st.PeakMiB, st.RSSMiB, st.CacheMiB, st.LimitHits, st.OOMKills, st.MajorFaults)
+	if err != nil && b.op.Running() {
+		return err // not the limit: something else broke
+	}
+	return nil
+}
+
+func (b *bench) restartOperator() error {
+	if err := b.op.Stop(10 * time.Second); err != nil && b.op.Running() {
+		return err
+	}
+	b.op.SetArgs(b.operatorArgs()...)
+	return b.op.Start()
+}
+
+// smallRun: a fresh operator process provisions b.c.smallN resources, idles, then the
+// resources are deleted (not measured).
+func (b *bench) smallRun(ctx context.Context, prefix string) (Footprint, time.Duration, error) {
+	if err := b.restartOperator(); err != nil {
+		return Footprint{}, 0, err
+	}
+	s := sampleMemory(b.op, 250*time.Millisecond)
+	objs, err := harness.Resources(nsOperator, prefix, b.c.smallN)
+	if err != nil {
+		return Footprint{}, 0, err
+	}
+	t0 := time.Now()
+	var ready time.Duration
+	err = harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers)
+	if err == nil {
+		err = harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, 5*time.Minute, harness.Exited(b.op))
+		ready = time.Since(t0)
+	}
+	if err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-b.op.Done():
+			err = harness.Exited(b.op)()
+		case <-time.After(b.c.smallIdle):
+		}
+	}
+	fp, ferr := s.Stop()
+	if err == nil {
+		err = ferr
+	}
+	// Clean up with a running operator (the finalizers need one).
+	if !b.op.Running() {
+		b.op.SetCgroup(nil)
+		if rerr := b.restartOperator(); rerr != nil {
+			return fp, ready, rerr
+		}
+	}
+	if derr := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); derr != nil {
+		return fp, ready, derr
+	}
+	if derr := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, b.c.timeout, harness.Exited(b.op)); derr != nil {
+		return fp, ready, derr
+	}
+	return fp, ready, err
+}

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/test/harness"
+)
+
+// P6 is the operator at the scale of a company-wide install: -p6-n resources (round-robin
+// over the kinds) in a watched namespace that also holds -p6-secrets unrelated Secrets and
+// -p6-configmaps unrelated ConfigMaps; first -p6-base resources (the reference for linear
+// growth), then -p6-n, on one fresh operator process.
+type P6 struct {
+	UnrelatedSecrets    int     `json:"unrelatedSecrets"`
+	UnrelatedConfigMaps int     `json:"unrelatedConfigMaps"`
+	Runs                []P6Run `json:"runs"`
+	// Growth is the time per resource of the last run over that of the first.
+	Growth float64 `json:"growth"`
+	// Footprint covers the fresh process over both runs.
+	Footprint Footprint `json:"footprint"`
+}
+
+// P6Run is one size.
+type P6Run struct {
+	N                 int     `json:"n"`
+	ReadySeconds      float64 `json:"readySeconds"`
+	PerResourceMillis float64 `json:"perResourceMillis"`
+	DeleteSeconds     float64 `json:"deleteSeconds"`
+	FloorSeconds      float64 `json:"floorSeconds,omitempty"`
+	LoadAvg           float64 `json:"loadAvg"`
+	// Writes: what kube-apiserver carried out from applying the resources to all Ready, by
+	// "verb resource[/subresource]", from its own request counters (every client; the bench's
+	// own N creates of the resources are taken out), and the bytes of those request bodies.
+	Writes            int                `json:"writes"`
+	WritesPerResource float64            `json:"writesPerResource"`
+	WritesByResource  map[string]float64 `json:"writesPerResourceByResource"`
+	BytesPerResource  float64            `json:"bytesWrittenPerResource"`
+	BytesByResource   map[string]float64 `json:"bytesWrittenPerResourceByResource"`
+	// Stored: the objects the operator keeps per resource once all are Ready, by role, with
+	// their size as the API serves them (JSON); Helm release Secrets with their revisions.
+	StoredPerResource      map[string]float64 `json:"storedPerResource"`
+	StoredBytesPerResource map[string]float64 `json:"storedBytesPerResource"`
+	HelmReleaseSecrets     int                `json:"helmReleaseSecrets"`
+	HelmMaxRevision        int                `json:"helmMaxRevision"`
+	// StorageObjects: apiserver_storage_objects (what etcd holds) by resource, at all Ready.
+	StorageObjects map[string]float64 `json:"storageObjects"`
+}
+
+func (b *bench) p6(ctx context.Context) error {
+	c := b.h.Client
+	r := &P6{UnrelatedSecrets: b.c.p6Secrets, UnrelatedConfigMaps: b.c.p6ConfigMaps}
+	step(fmt.Sprintf("P6: %d unrelated Secrets (1 KiB) and %d unrelated ConfigMaps in namespace %s", b.c.p6Secrets, b.c.p6ConfigMaps, nsOperator))
+	payload := make([]byte, 1024)
+	_, _ = rand.Read(payload)
+	if err := createUnrelated(ctx, c, b.c.p6Secrets, b.c.applyWorkers, func(i int) client.Object {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Namespace: nsOperator,
+			Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}}
+	}); err != nil {
+		return err
+	}
+	if err := createUnrelated(ctx, c, b.c.p6ConfigMaps, b.c.applyWorkers, func(i int) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-cm-%d", i), Namespace: nsOperator,
+			Labels: map[string]string{"app": "unrelated"}}, Data: map[string]string{"blob": string(payload[:512])}}
+	}); err != nil {
+		return err
+	}
+	step("P6: fresh operator process")
+	if err := b.restartOperator(); err != nil {
+		return err
+	}
+	s := sampleMemory(b.op, 250*time.Millisecond)
+	if err := b.warmup(ctx, "p6warm"); err != nil {
+		_, _ = s.Stop()
+		return err
+	}
+	for _, n := range []int{b.c.p6Base, b.c.p6N} {
+		run, err := b.p6Run(ctx, n, n == b.c.p6N)
+		if err != nil {
+			_, _ = s.Stop()
+			return fmt.Errorf("N=%d: %w", n, err)
+		}
+		r.Runs = append(r.Runs, run)
+	}
+	fp, err := s.Stop()
+	if err != nil {
+		return err
+	}
+	r.Footprint = fp
+	if len(r.Runs) == 2 && r.Runs[0].PerResourceMillis > 0 {
+		r.Growth = r.Runs[1].PerResourceMillis / r.Runs[0].PerResourceMillis
+	}
+	b.res.P6 = r
+	fmt.Printf("    P6: time per resource at %d / at %d: %.2f; operator peak RSS %.1f MiB (anonymous peak %.1f MiB)\n",
+		b.c.p6N, b.c.p6Base, r.Growth, fp.PeakRSSMiB, fp.PeakAnonMiB)
+	return nil
+}
+
+func createUnrelated(ctx context.Context, c client.Client, n, workers int, mk func(int) client.Object) error {
+	idx := make([]*unstructured.Unstructured, n)
+	for i := range idx {
+		u := &unstructured.Unstructured{}
+		u.SetName(fmt.Sprint(i))
+		idx[i] = u
+	}
+	for j := range idx {
+		idx[j].SetGeneration(int64(j)) // the index, carried to the worker
+	}
+	return harness.ForEach(ctx, idx, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		err := c.Create(ctx, mk(int(u.GetGeneration())))
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+func (b *bench) p6Run(ctx context.Context, n int, withFloor bool) (P6Run, error) {
+	run := P6Run{N: n}
+	objs, err := harness.Resources(nsOperator, fmt.Sprintf("s%d", n), n)
+	if err != nil {
+		return run, err
+	}
+	before, err := b.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
+	step(fmt.Sprintf("P6: N=%d: applying, waiting for all Ready", n))
+	t0 := time.Now()
+	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+		return run, err
+	}
+	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+		return run, err
+	}
+	d := time.Since(t0)
+	run.ReadySeconds, run.PerResourceMillis, run.LoadAvg = d.Seconds(), 1000*d.Seconds()/float64(n), loadAvg()
+	after, err := b.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
+	// The bench's own creates of the resources are not the operator's.
+	own := map[string]int{}
+	for _, u := range objs {
+		m, err := b.h.Client.RESTMapper().RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			return run, err
+		}
+		own["POST "+m.Resource.Resource]++
+	}
+	run.WritesByResource, run.BytesByResource = map[string]float64{}, map[string]float64{}
+	for k, v := range diffSeries(before.writes, after.writes) {
+		v -= float64(own[k])
+		if v <= 0 {
+			continue
+		}
+		run.Writes += int(v)
+		run.WritesByResource[k] = v / float64(n)
+	}
+	run.WritesPerResource = float64(run.Writes) / float64(n)
+	var bytes float64
+	for k, v := range diffSeries(before.bytes, after.bytes) {
+		run.BytesByResource[k] = v / float64(n)
+		bytes += v
+	}
+	run.BytesPerResource = bytes / float64(n)
+	run.StorageObjects = after.objects
+	if err := b.storedObjects(ctx, &run); err != nil {
+		return run, err
+	}
+	fmt.Printf("    all %d Ready in %.1fs (%.1f ms per resource); %.1f writes and %.1f KiB of request bodies per resource; %.1f Helm release Secrets per resource, highest revision %d\n",
+		n, run.ReadySeconds, run.PerResourceMillis, run.WritesPerResource, run.BytesPerResource/1024, float64(run.HelmReleaseSecrets)/float64(n), run.HelmMaxRevision)
+
+	step(fmt.Sprintf("P6: N=%d: deleting, waiting for all gone", n))
+	td := time.Now()
+	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+		return run, err
+	}
+	if err := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+		return run, err
+	}
+	run.DeleteSeconds = time.Since(td).Seconds()
+	fmt.Printf("    all %d deleted in %.1fs\n", n, run.DeleteSeconds)
+	if withFloor {
+		step(fmt.Sprintf("P6: N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
+		fobjs, err := harness.Resources(nsFloor, fmt.Sprintf("fs%d", n), n)
+		if err != nil {
+			return run, err
+		}
+		tf := time.Now()
+		if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+			return floorOne(ctx, b.h.Client, u)
+		}); err != nil {
+			return run, fmt.Errorf("floor: %w", err)
+		}
+		run.FloorSeconds = time.Since(tf).Seconds()
+		fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", run.FloorSeconds, run.ReadySeconds/run.FloorSeconds)
+		if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
+			return run, fmt.Errorf("floor cleanup: %w", err)
+		}
+		b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: run.ReadySeconds, FloorSeconds: run.FloorSeconds, DeleteSeconds: run.DeleteSeconds,
+			LoadAvgOperator: run.LoadAvg, LoadAvgFloor: loadAvg(), Note: fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)})
+	}
+	return run, nil
+}
+
+// storedObjects counts what the operator keeps in the namespace per resource, by role.
+func (b *bench) storedObjects(ctx context.Context, run *P6Run) error {
+	run.StoredPerResource, run.StoredBytesPerResource = map[string]float64{}, map[string]float64{}
+	cs, err := kubernetes.NewForConfig(b.h.RestConfig)
+	if err != nil {
+		return err
+	}
+	cont := ""
+	for {
+		l, err := cs.CoreV1().Secrets(nsOperator).List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			return err
+		}
+		for i := range l.Items {
+			s := &l.Items[i]
+			role := ""
+			switch {
+			case s.Labels["owner"] == "helm":
+				role = "Secret (Helm release)"
+				run.HelmReleaseSecrets++
+				var v int
+				_, _ = fmt.Sscan(s.Labels["version"], &v)
+				run.HelmMaxRevision = max(run.HelmMaxRevision, v)
+			case s.Labels[addon.LabelManagedBy] == addon.ManagedByValue:
+				role = "Secret (" + s.Labels[addon.LabelRole] + ")"
+			default:
+				continue
+			}
+			run.StoredPerResource[role]++
+			run.StoredBytesPerResource[role] += float64(s.Size())
+		}
+		if cont = l.Continue; cont == "" {
+			break
+		}
+	}
+	for k := range run.StoredPerResource {
+		run.StoredPerResource[k] /= float64(run.N)
+		run.StoredBytesPerResource[k] /= float64(run.N)
+	}
+	return nil
+}
+
+type apiMetrics struct {
+	writes, bytes map[string]float64
+	objects       map[string]float64
+}
+
+// apiserverMetrics scrapes kube-apiserver's own /metrics: writes by verb and resource
+// (apiserver_request_total), the bytes of their bodies (apiserver_request_body_size_bytes) and
+// the objects in storage (apiserver_storage_objects).
+func (b *bench) apiserverMetrics(ctx context.Context) (apiMetrics, error) {
+	cs, err := kubernetes.NewForConfig(b.h.RestConfig)
+	if err != nil {
+		return apiMetrics{}, err
+	}
+	rc, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		return apiMetrics{}, err
+	}
+	defer rc.Close()
+	fams, err := parseMetrics(rc)
+	if err != nil {
+		return apiMetrics{}, err
+	}
+	return metricsFrom(fams), nil
+}
+
+// metricsFrom picks P6's figures from kube-apiserver's metric families.
+func metricsFrom(fams map[string]*dto.MetricFamily) apiMetrics {
+	m := apiMetrics{writes: map[string]float64{}, bytes: map[string]float64{}, objects: map[string]float64{}}
+	label := func(mm *dto.Metric, name string) string {
+		for _, l := range mm.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	if f := fams["apiserver_request_total"]; f != nil {
+		for _, mm := range f.GetMetric() {
+			verb := label(mm, "verb")
+			if verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE" && verb != "APPLY" {
+				continue
+			}
+			code := label(mm, "code")
+			if !strings.HasPrefix(code, "2") {
+				continue
+			}
+			res := label(mm, "resource")
+			if sub := label(mm, "subresource"); sub != "" {
+				res += "/" + sub
+			}
+			m.writes[verb+" "+res] += mm.GetCounter().GetValue()
+		}
+	}
+	if f := fams["apiserver_request_body_size_bytes"]; f != nil {
+		for _, mm := range f.GetMetric() {
+			verb := map[string]string{"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "delete_collection": "DELETE"}[label(mm, "verb")]
+			if verb == "" {
+				continue
+			}
+			// The body metric has no subresource label: a status write counts under the resource.
+			m.bytes[verb+" "+label(mm, "resource")] += mm.GetHistogram().GetSampleSum()
+		}
+	}
+	if f := fams["apiserver_storage_objects"]; f != nil {
+		for _, mm := range f.GetMetric() {
+			m.objects[label(mm, "resource")] = mm.GetGauge().GetValue()
+		}
+	}
+	return m
+}
+
+func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(r)
+}
+
+func diffSeries(before, after map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func printP6(p *P6) {
+	for _, r := range p.Runs {
+		fmt.Printf("\nP6, N=%d: kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N)
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		for _, k := range sortedKeys(r.WritesByResource) {
+			fmt.Fprintf(w, "  %s\t%.2f\t%.1f KiB\n", k, r.WritesByResource[k], r.BytesByResource[k]/1024)
+		}
+		_ = w.Flush()
+		fmt.Printf("P6, N=%d: objects kept per resource once Ready:\n", r.N)
+		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		for _, k := range sortedKeys(r.StoredPerResource) {
+			fmt.Fprintf(w, "  %s\t%.2f\t%.1f KiB\n", k, r.StoredPerResource[k], r.StoredBytesPerResource[k]/1024)
+		}
+		_ = w.Flush()
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestP1Summarize(t *testing.T) {
+	p := &P1{Runs: []P1Run{
+		{OperatorSeconds: 30, FloorSeconds: 10, Ratio: 3, JobFloorSeconds: 2, JobRatio: 15},
+		{OperatorSeconds: 20, FloorSeconds: 10, Ratio: 2, JobFloorSeconds: 4, JobRatio: 5},
+		{OperatorSeconds: 25, FloorSeconds: 10, Ratio: 2.5, JobFloorSeconds: 2.5, JobRatio: 10},
+	}}
+	p.summarize()
+	if p.Ratio != 2.5 || p.OperatorSeconds != 25 {
+		t.Fatalf("median ratio: got %.2f (operator %.1fs), want 2.50 (25s)", p.Ratio, p.OperatorSeconds)
+	}
+	if p.JobRatio != 10 || p.JobFloorSeconds != 2.5 {
+		t.Fatalf("median job ratio: got %.2f (%.1fs), want 10 (2.5s)", p.JobRatio, p.JobFloorSeconds)
+	}
+}
+
+// The kube-apiserver metrics P6 reads, in the text format the API server serves.
+const apiserverMetricsSample = `# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="secrets",scope="resource",subresource="",verb="POST",version="v1"} 12
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="",resource="secrets",scope="resource",subresource="",verb="POST",version="v1"} 5
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="api.clever-cloud.com",resource="postgresqls",scope="resource",subresource="status",verb="PUT",version="v1"} 7
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="secrets",scope="namespace",subresource="",verb="LIST",version="v1"} 99
+# HELP apiserver_request_body_size_bytes [ALPHA] Apiserver request body size in bytes broken out by resource and verb.
+# TYPE apiserver_request_body_size_bytes histogram
+apiserver_request_body_size_bytes_bucket{group="",resource="secrets",verb="create",le="50000"} 12
+apiserver_request_body_size_bytes_bucket{group="",resource="secrets",verb="create",le="+Inf"} 12
+apiserver_request_body_size_bytes_sum{group="",resource="secrets",verb="create"} 24576
+apiserver_request_body_size_bytes_count{group="",resource="secrets",verb="create"} 12
+# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind.
+# TYPE apiserver_storage_objects gauge
+apiserver_storage_objects{resource="secrets"} 20123
+`
+
+func TestParseAPIServerMetrics(t *testing.T) {
+	fams, err := parseMetrics(strings.NewReader(apiserverMetricsSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metricsFrom(fams)
+	if got := m.writes["POST secrets"]; got != 12 {
+		t.Errorf("POST secrets: %v, want 12 (the 409s wrote nothing)", got)
+	}
+	if got := m.writes["PUT postgresqls/status"]; got != 7 {
+		t.Errorf("PUT postgresqls/status: %v, want 7", got)
+	}
+	if _, ok := m.writes["LIST secrets"]; ok {
+		t.Errorf("a LIST counted as a write")
+	}
+	if got := m.bytes["POST secrets"]; got != 24576 {
+		t.Errorf("bytes of POST secrets: %v, want 24576", got)
+	}
+	if got := m.objects["secrets"]; got != 20123 {
+		t.Errorf("stored secrets: %v, want 20123", got)
+	}
+	d := diffSeries(map[string]float64{"a": 1, "b": 5}, map[string]float64{"a": 4, "b": 5, "c": 2})
+	if len(d) != 2 || d["a"] != 3 || d["c"] != 2 {
+		t.Errorf("diffSeries: %v", d)
+	}
+}
