@@ -266,14 +266,13 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 		if err != nil {
 			return nil, err
 		}
-		return &prefixedActionClient{ActionInterface: ac, kind: kind, namespace: obj.GetNamespace(), cache: mgr.GetClient(), ctx: ctx,
-			traced: tracing.Resource{Kind: kind.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, recover: func(name string) error {
-				cfg, err := acg.ActionConfigFor(ctx, obj)
-				if err != nil {
-					return err
-				}
-				return failPendingRelease(cfg.Releases, name)
-			}}, nil
+		return &prefixedActionClient{ActionInterface: ac, kind: kind, namespace: obj.GetNamespace(), cache: mgr.GetClient(), ctx: ctx, traced: traced(kind, obj), recover: func(name string) error {
+			cfg, err := acg.ActionConfigFor(ctx, obj)
+			if err != nil {
+				return err
+			}
+			return failPendingRelease(cfg.Releases, name)
+		}}, nil
 	}), nil
 }
 
@@ -297,6 +296,11 @@ type prefixedActionClient struct {
 	// uninstall is a trace span when tracing is on (internal/tracing.StartHelm).
 	ctx    context.Context
 	traced tracing.Resource
+}
+
+// traced identifies obj in the trace spans of its Helm actions.
+func traced(kind *addon.Kind, obj client.Object) tracing.Resource {
+	return tracing.Resource{Kind: kind.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 }
 
 // span starts the trace span of a Helm action (nothing when tracing is off).
