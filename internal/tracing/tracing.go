@@ -14,7 +14,7 @@
 //     templates keep the cardinality of span names low), the status code, the attempt;
 //   - one per Helm action of the Helm side (install, upgrade, dry-run, uninstall;
 //     StartHelm), with the resource's attributes and a link to the engine's last pass over
-//     the same resource (the pass that published what Helm renders).
+//     the same resource (usually the pass that published what Helm renders).
 //
 // No span carries a credential, a token, a signature, a URL, a request or response body, or
 // an environment variable value: only the constants and the identifiers above.
