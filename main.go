@@ -34,6 +34,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/internal/plugin"
+	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
 // The operator's cluster-scoped permissions (controller-gen writes the ClusterRole
@@ -100,6 +101,8 @@ type flags struct {
 	credentialsCheckPeriod            time.Duration
 	// installAdmissionPolicy: --install-admission-policy (internal/admission).
 	installAdmissionPolicy bool
+	// tracing: --tracing (internal/tracing; the OTEL_* variables turn it on too).
+	tracing bool
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
@@ -159,6 +162,8 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	// The credentials ValidatingAdmissionPolicy, installed by the operator itself (for OLM,
 	// whose bundles cannot ship one).
 	fs.BoolVar(&f.installAdmissionPolicy, "install-admission-policy", false, "create (and keep) the ValidatingAdmissionPolicy "+admission.PolicyName+" and its binding, which refuse at admission resources whose ClusterCleverCredentials do not allow their namespace or organisation (the OLM bundle sets it; kustomize and the chart install the policy themselves)")
+	// OpenTelemetry traces over OTLP (internal/tracing, docs/operator.md "Tracing").
+	fs.BoolVar(&f.tracing, "tracing", false, "export OpenTelemetry traces over OTLP (a span per engine pass, per Clever Cloud call, per Helm action) to the endpoint of the standard OTEL_EXPORTER_OTLP_* variables (default localhost:4318, http/protobuf); also on when "+tracing.EnvEndpoint+" or "+tracing.EnvTracesEndpoint+" is set; "+tracing.EnvSDKDisabled+"=true or "+tracing.EnvTracesExporter+"=none turn it off")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
 	return f, zopts, fs
@@ -202,6 +207,14 @@ func run(args []string, stdout io.Writer) error {
 	}
 	for _, n := range cfg.API.Notes() {
 		log.Info(n)
+	}
+	shutdownTracing, traced, err := tracing.Setup(context.Background(), tracing.Options{Flag: f.tracing, Version: version, Log: ctrl.Log.WithName("tracing")})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = shutdownTracing(context.Background()) }() // flushes the last spans
+	if traced {
+		log.Info("exporting OpenTelemetry traces over OTLP (the OTEL_EXPORTER_OTLP_* variables say where)")
 	}
 	warn := f.expiryWarning
 	if warn <= 0 {

@@ -57,6 +57,8 @@ type pass struct {
 	events   []passEvent
 	// writes counts the status writes of the pass (0 or 1; tests and the bench check it).
 	writes int
+	// mode is what the pass turned out to be, for its trace span (tracing.go).
+	mode string
 }
 
 type passEvent struct{ typ, reason, msg string }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
 // Event reasons (Normal when something changed, Warning with the condition reason on failures).
@@ -159,10 +160,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile provisions, refreshes or deletes the add-on behind one resource.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// With tracing on, each call is one span (internal/tracing), the parent of its API calls'.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	ctx, endSpan := tracing.StartReconcile(ctx, r.Kind.GVK.Kind, req.Namespace, req.Name)
+	outcome := tracing.OutcomeSuccess
+	defer func() {
+		if err != nil {
+			outcome = tracing.OutcomeError
+		}
+		endSpan(outcome, res.RequeueAfter.Seconds(), err)
+	}()
 	obj := r.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			outcome = tracing.OutcomeNotFound
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -186,6 +197,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 			r.writeClaim(ctx, s)
 		}
 		r.flushEvents(s)
+		tracing.EndPass(ctx, s.obj.GetUID(), s.mode, addonReadyReason(s.obj), s.writes)
 	}()
 	return end(r.run(ctx, s))
 }
@@ -202,6 +214,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 //     publish, rollout.
 func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	if s.obj.GetDeletionTimestamp() != nil {
+		s.mode = modeDelete
 		r.forget(s.obj)
 		return r.finalize(ctx, s)
 	}
@@ -231,7 +244,9 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 			return err
 		}
 	}
-	switch mode, wait := r.plan(ctx, s.obj); mode {
+	mode, wait := r.plan(ctx, s.obj)
+	s.mode = mode.String()
+	switch mode {
 	case upToDate:
 		s.reportBackupStale() // an edited backup-max-age annotation takes effect now (no call)
 		if rolloutDue(s.obj) {
@@ -245,9 +260,11 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	case fullPass:
 		if w := r.waits.lookup(s); w != nil {
 			// Its add-on is being provisioned: one env read when due, nothing else.
+			s.mode = modeWait
 			return r.waitPass(ctx, s, w)
 		}
 	}
+	s.mode = fullPass.String()
 	return r.provision(ctx, s)
 }
 

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
 // Default API hosts (clever-cloud-api.md §4.1; clever-tools src/config/config.js API_HOST and
@@ -116,6 +117,7 @@ type Config struct {
 // Client calls the Clever Cloud API. It is safe for concurrent use.
 type Client struct {
 	endpoint      string
+	host          string // the endpoint's host, for trace spans
 	hc            *http.Client
 	bearer        string
 	oauth         *oauthSigner
@@ -162,6 +164,7 @@ func New(cfg Config) (*Client, error) {
 
 	c := &Client{
 		endpoint:      endpoint,
+		host:          u.Hostname(),
 		timeout:       orDefault(cfg.Timeout, DefaultTimeout),
 		minBackoff:    orDefault(cfg.MinBackoff, DefaultMinBackoff),
 		maxBackoff:    orDefault(cfg.MaxBackoff, DefaultMaxBackoff),
@@ -613,6 +616,20 @@ func logCall(ctx context.Context, cl *call, attempt int, d time.Duration, err er
 	log.V(level).Info(CallLogMessage, kv...)
 }
 
+// spanErrorType is the error.type of an attempt's trace span: "" when it succeeded or the API
+// answered an error status (the span reports the status code), else the fixed name of the
+// step that failed (RequestError.Op, e.g. "sending request"), never the error's text.
+func spanErrorType(cl *call, err error) string {
+	if err == nil || cl.status >= 400 {
+		return ""
+	}
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Op
+	}
+	return "error"
+}
+
 // setPath fills the route template with url.PathEscape'd, non-empty values.
 func (cl *call) setPath(template string, kv ...string) error {
 	path := template
@@ -654,7 +671,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 			return err
 		}
 		start := time.Now()
+		endSpan := tracing.StartAPICall(ctx, cl.method, cl.route, c.host, attempt)
 		err := c.attempt(ctx, cl)
+		endSpan(cl.status, spanErrorType(cl, err))
 		logCall(ctx, cl, attempt, time.Since(start), err)
 		if c.circuit != nil && ctx.Err() == nil {
 			c.circuit.record(err, c.now())

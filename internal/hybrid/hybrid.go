@@ -36,6 +36,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/logging"
+	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
 // Defaults for a watches.yaml entry that does not set them.
@@ -265,7 +266,7 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionCl
 		if err != nil {
 			return nil, err
 		}
-		return &prefixedActionClient{ActionInterface: ac, kind: kind, namespace: obj.GetNamespace(), cache: mgr.GetClient(), recover: func(name string) error {
+		return &prefixedActionClient{ActionInterface: ac, kind: kind, namespace: obj.GetNamespace(), cache: mgr.GetClient(), ctx: ctx, traced: traced(kind, obj), recover: func(name string) error {
 			cfg, err := acg.ActionConfigFor(ctx, obj)
 			if err != nil {
 				return err
@@ -291,6 +292,24 @@ type prefixedActionClient struct {
 	missing string
 	// cache reads the published objects for the drift repair's shortcut (see Reconcile).
 	cache client.Reader
+	// ctx is the reconcile's and traced its resource: each install, upgrade, dry-run or
+	// uninstall is a trace span when tracing is on (internal/tracing.StartHelm).
+	ctx    context.Context
+	traced tracing.Resource
+}
+
+// traced identifies obj in the trace spans of its Helm actions.
+func traced(kind *addon.Kind, obj client.Object) tracing.Resource {
+	return tracing.Resource{Kind: kind.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+}
+
+// span starts the trace span of a Helm action (nothing when tracing is off).
+func (p *prefixedActionClient) span(action, release string) func(error) {
+	ctx := p.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return tracing.StartHelm(ctx, action, p.traced, release)
 }
 
 // errPending is Helm's refusal to touch a release whose last operation never finished.
@@ -355,8 +374,10 @@ func acquireAction() func() {
 func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
 	p.current, p.missing = nil, ""
 	rn := p.kind.ReleaseName(name)
-	return withConflictHold(releaseKey(namespace, rn), actionDigest("install", chrt, vals), func() (*release.Release, error) {
+	return withConflictHold(releaseKey(namespace, rn), actionDigest("install", chrt, vals), func() (rel *release.Release, err error) {
 		defer acquireAction()()
+		end := p.span(tracing.HelmInstall, rn)
+		defer func() { end(err) }()
 		return p.ActionInterface.Install(rn, namespace, chrt, vals, opts...)
 	})
 }
@@ -385,9 +406,11 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 	if settings != nil && settings.DryRun {
 		action = "dry-run"
 	}
-	return withConflictHold(releaseKey(namespace, rn), actionDigest(action, chrt, vals), func() (*release.Release, error) {
+	return withConflictHold(releaseKey(namespace, rn), actionDigest(action, chrt, vals), func() (rel *release.Release, err error) {
 		defer acquireAction()()
-		rel, err := p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
+		end := p.span(action, rn)
+		defer func() { end(err) }()
+		rel, err = p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
 		if digest != "" && err == nil {
 			rememberDryRun(cur, rel, digest)
 		}
@@ -408,7 +431,10 @@ func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.Uninsta
 	}
 	p.current, p.missing = nil, ""
 	conflictHolds.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
-	return p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
+	end := p.span(tracing.HelmUninstall, p.kind.ReleaseName(name))
+	resp, err := p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
+	end(err)
+	return resp, err
 }
 
 // Reconcile is Helm's drift repair of the deployed release, run by helm-operator-plugins on
