@@ -13,6 +13,7 @@ require (
 	github.com/operator-framework/helm-operator-plugins v0.9.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
+	github.com/yuin/gopher-lua v1.1.1
 	go.uber.org/zap v1.27.0
 	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.14.0
