@@ -5,27 +5,42 @@ import (
 	"flag"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/test/harness"
 )
 
 // update rewrites the argocd-cm snippets from config/argocd/health.lua and the kind table:
 // go test ./test/ecosystem -run TestArgoCDSnippets -update
 var update = flag.Bool("update", false, "rewrite config/argocd/argocd-cm*.yaml")
 
-const (
-	scriptFile     = "../../config/argocd/health.lua"
-	wildcardFile   = "../../config/argocd/argocd-cm.yaml"
-	perKindFile    = "../../config/argocd/argocd-cm-per-kind.yaml"
-	wildcardGVKKey = addon.Group + "/*"
+// The shipped files, relative to the repository root (the envtest suite moves there).
+var (
+	scriptFile   = filepath.Join("config", "argocd", "health.lua")
+	wildcardFile = filepath.Join("config", "argocd", "argocd-cm.yaml")
+	perKindFile  = filepath.Join("config", "argocd", "argocd-cm-per-kind.yaml")
 )
+
+const wildcardGVKKey = addon.Group + "/*"
+
+// atRoot makes the test run from the repository root.
+func atRoot(t testing.TB) {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+}
 
 func healthScript(t testing.TB) string {
 	t.Helper()
+	atRoot(t)
 	b, err := os.ReadFile(scriptFile)
 	if err != nil {
 		t.Fatal(err)
