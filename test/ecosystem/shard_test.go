@@ -97,6 +97,18 @@ var _ = Describe("two operator instances with disjoint selectors", func() {
 			Expect(foreign).To(BeEmpty(), "instance %s wrote to the other instance's resources", in.name)
 			Expect(mine).To(Equal(n/2), "instance %s wrote to each of its resources", in.name)
 		}
+		// Each instance's cache holds its share only (so its credentials wake-ups, metrics and
+		// reads never see the other's).
+		for _, in := range []*instance{shardA, shardB} {
+			cached := &unstructured.UnstructuredList{}
+			cached.SetAPIVersion("api.clever-cloud.com/v1")
+			cached.SetKind("RedisList")
+			Expect(in.GetCache().List(ctx, cached, client.InNamespace(ns))).To(Succeed())
+			Expect(cached.Items).To(HaveLen(n / 2))
+			for _, item := range cached.Items {
+				Expect(item.GetLabels()).To(HaveKeyWithValue("shard", in.name), "instance %s caches %s", in.name, item.GetName())
+			}
+		}
 		// Both sides of each instance ran on its share only: every resource has its Secret,
 		// rendered by Helm, and the Helm conditions.
 		for _, u := range all[:10] {
