@@ -103,6 +103,10 @@ type flags struct {
 	installAdmissionPolicy bool
 	// tracing: --tracing (internal/tracing; the OTEL_* variables turn it on too).
 	tracing bool
+	// watchSelector and leaderElectionID: --watch-selector and --leader-election-id, to split
+	// the resources between operator instances (docs/operator.md, Sharding).
+	watchSelector    string
+	leaderElectionID string
 }
 
 func parseFlags(args []string) (*flags, *zap.Options, error) {
@@ -164,6 +168,9 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.BoolVar(&f.installAdmissionPolicy, "install-admission-policy", false, "create (and keep) the ValidatingAdmissionPolicy "+admission.PolicyName+" and its binding, which refuse at admission resources whose ClusterCleverCredentials do not allow their namespace or organisation (the OLM bundle sets it; kustomize and the chart install the policy themselves)")
 	// OpenTelemetry traces over OTLP (internal/tracing, docs/operator.md "Tracing").
 	fs.BoolVar(&f.tracing, "tracing", false, "export OpenTelemetry traces over OTLP (a span per engine pass, per Clever Cloud call, per Helm action) to the endpoint of the standard OTEL_EXPORTER_OTLP_* variables (default localhost:4318, http/protobuf); also on when "+tracing.EnvEndpoint+" or "+tracing.EnvTracesEndpoint+" is set; "+tracing.EnvSDKDisabled+"=true or "+tracing.EnvTracesExporter+"=none turn it off")
+	// Sharding: several instances, each with its selector and its own lease.
+	fs.StringVar(&f.watchSelector, "watch-selector", os.Getenv("WATCH_SELECTOR"), "label selector on the add-on resources this instance manages, e.g. shard=a or 'team in (pay,web)' (default: all; env WATCH_SELECTOR); instances with disjoint selectors split the resources")
+	fs.StringVar(&f.leaderElectionID, "leader-election-id", envOr("LEADER_ELECTION_ID", operator.DefaultLeaderElectionID), "name of the leader-election Lease (env LEADER_ELECTION_ID); each instance of a split (--watch-selector) needs its own")
 	zopts := &zap.Options{}
 	zopts.BindFlags(fs)
 	return f, zopts, fs
@@ -185,6 +192,13 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if f.onMissing != "recreate" && f.onMissing != "report" {
 		return fmt.Errorf("--on-addon-missing must be recreate or report, not %q", f.onMissing)
+	}
+	sel, err := operator.ParseWatchSelector(f.watchSelector)
+	if err != nil {
+		return err
+	}
+	if f.leaderElectionID == "" {
+		return errors.New("--leader-election-id must not be empty")
 	}
 	if f.version {
 		fmt.Fprintln(stdout, "clever-operator "+version)
@@ -231,6 +245,8 @@ func run(args []string, stdout io.Writer) error {
 	}
 	namespaces := strings.Split(f.watchNamespace, ",")
 	mopts := operator.ManagerOptions(scheme, namespaces)
+	operator.RestrictCache(&mopts, sel, ws)
+	mopts.LeaderElectionID = f.leaderElectionID
 	f.metrics.BindAddress = f.metricsAddr
 	mopts.Metrics = operator.MetricsServerOptions(f.metrics)
 	mopts.HealthProbeBindAddress = f.probeAddr
@@ -252,6 +268,7 @@ func run(args []string, stdout io.Writer) error {
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
 		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
 		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,
+		Selector: sel,
 	}); err != nil {
 		return err
 	}
@@ -262,7 +279,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	log.Info("starting manager", "version", version, "kinds", len(ws), "endpoint", cfg.API.RequestEndpoint(), "credentials", cfg.API.Mode(),
-		"sources", strings.Join(cfg.Sources, ", "))
+		"sources", strings.Join(cfg.Sources, ", "), "selector", sel.String(), "lease", f.leaderElectionID)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
@@ -282,6 +299,14 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// envOr is the environment variable's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // defaultClaimKeySecret is clever-operator-claim-key in the operator's namespace (the

@@ -340,7 +340,8 @@ func leaderElectionTemplate(file, root string) ([]byte, error) {
 	b.WriteString(header(root, file))
 	b.WriteString(`{{- /*
 The operator's own (release) namespace, whatever namespaces it watches: leader election
-(always on: the Lease clever-operator.api.clever-cloud.com and the events recorded about it)
+(always on: the Lease leaderElectionID, default clever-operator.api.clever-cloud.com, and the
+events recorded about it)
 and the add-on claim key (the Secret clever-operator-claim-key, created when absent). Namespaced,
 so the operator cannot touch Leases elsewhere.
 */}}

@@ -178,6 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, err
 	}
+	// Requests also come from raw sources (credentials wake-ups, waiters), which the For
+	// predicate does not filter: a resource the selector does not match is not this engine's.
+	if r.Selector != nil && !r.Selector.Empty() && !r.Selector.Matches(labels.Set(obj.GetLabels())) {
+		return ctrl.Result{}, nil
+	}
 	ctx = logr.NewContext(ctx, r.Log.WithValues(r.Kind.Lower(), req.NamespacedName))
 	return r.reconcileObject(ctx, obj)
 }

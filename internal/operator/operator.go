@@ -81,6 +81,9 @@ type Options struct {
 	// created when missing, else a key for this process only).
 	ClaimKey       []byte
 	ClaimKeySecret types.NamespacedName
+	// Selector (--watch-selector) limits both sides to the resources it selects, on top of
+	// each watch's own selector; nil: all. RestrictCache applies it to the manager's cache.
+	Selector *WatchSelector
 }
 
 // NewScheme returns the scheme the manager needs: the built-in types and the credentials
@@ -116,7 +119,7 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
 			},
 		},
-		LeaderElectionID: "clever-operator.api.clever-cloud.com",
+		LeaderElectionID: DefaultLeaderElectionID,
 	}
 	opts.Cache.DefaultNamespaces = namespaceConfig(namespaces)
 	return opts
@@ -176,6 +179,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	enq := &credentials.Enqueuer{Reader: mgr.GetClient(), DefaultName: defName, Log: o.Log.WithName("credentials")}
 	plans := &addon.PlanCache{}
+	o.Watches = withSelector(o.Watches, o.Selector)
 	var watched []addon.Kind
 	for _, w := range o.Watches {
 		if k, ok := addon.KindFor(w.GroupVersionKind); ok {

@@ -47,6 +47,9 @@ type ManagerOptions struct {
 	// operator's --claim-key-secret; its namespace must exist). Empty: a key of this start
 	// only, as the operator outside a cluster.
 	ClaimKeySecret types.NamespacedName
+	// Selector is the operator's --watch-selector (nil: all resources), applied to the cache
+	// and to both sides as main does.
+	Selector *operator.WatchSelector
 }
 
 // Manager is the operator running in-process.
@@ -76,6 +79,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
 	opts := operator.ManagerOptions(scheme, o.Namespaces)
+	operator.RestrictCache(&opts, o.Selector, ws)
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	m := &Manager{}
 	opts.HealthProbeBindAddress = "0"
@@ -97,6 +101,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
 		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret,
+		Selector: o.Selector,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.done = cancel, make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func kstatus(u *unstructured.Unstructured) status.Status {
@@ -44,6 +45,34 @@ var _ = Describe("status for tools", func() {
 		Expect(unstructured.SetNestedField(bad.Object, "nope", "spec", "instance", "plan")).To(Succeed())
 		Expect(k8s.Create(ctx, bad)).To(Succeed())
 		Eventually(func() status.Status { return kstatus(bad) }).Should(Equal(status.FailedStatus))
+	})
+
+	It("reads Current while paused, InProgress while migrating and while a change waits for the unpause (kstatus)", func() {
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() status.Status { return kstatus(cr) }).Should(Equal(status.CurrentStatus))
+		setPlan := func(plan string) {
+			suite.Mutate(cr, func(live *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedField(live.Object, plan, "spec", "instance", "plan")).To(Succeed())
+			})
+		}
+
+		// Paused (a Ready resource stays Ready): Current; a change made while paused is not
+		// handled (observedGeneration stays behind): InProgress.
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/paused": "true"})
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Paused") }).Should(Equal("True/PauseRequested"))
+		Expect(kstatus(cr)).To(Equal(status.CurrentStatus), "paused and Ready")
+		setPlan("xs_sml")
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }).Should(Equal("False/PauseRequested"))
+		Expect(kstatus(cr)).To(Equal(status.InProgressStatus), "a change waiting for the unpause")
+
+		// Unpaused: the migration runs (InProgress, the old add-on serving), then Current.
+		suite.Annotate(cr, map[string]string{"api.clever-cloud.com/paused": ""})
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }).Should(Equal("True/Migrating"))
+		Expect(kstatus(cr)).To(Equal(status.InProgressStatus), "migrating")
+		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/Migrated"))
+		Eventually(func() status.Status { return kstatus(cr) }).Should(Equal(status.CurrentStatus))
 	})
 
 	It("shows Ready and Reason printer columns on every CRD", func() {
