@@ -84,7 +84,7 @@ func (b *bench) p6(ctx context.Context) error {
 		return err
 	}
 	step("P6: fresh operator process")
-	if err := b.restartOperator(); err != nil {
+	if err := b.restartOperator(productionLogLevel); err != nil {
 		return err
 	}
 	s := sampleMemory(b.op, 250*time.Millisecond)

@@ -257,7 +257,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	if err := b.op.Stop(10 * time.Second); err != nil {
 		return err
 	}
-	b.op.SetArgs(b.operatorArgs()...)
+	b.op.SetArgs(b.operatorArgs(productionLogLevel)...) // the footprint at the default verbosity
 	if err := b.op.Start(); err != nil {
 		return err
 	}
