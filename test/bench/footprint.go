@@ -115,7 +115,7 @@ const rustChartLimit = 64_000_000
 
 func (b *bench) p5small(ctx context.Context) error {
 	step(fmt.Sprintf("P5 small: fresh operator process, %d resources, then idle %s", b.c.smallN, b.c.smallIdle))
-	fp, ready, err := b.smallRun(ctx, "small")
+	fp, ready, err := b.smallRun(ctx, "small", 5*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (b *bench) p5small(ctx context.Context) error {
 		_ = cg.Remove()
 	}()
 	lr := &LimitedRun{}
-	fp, ready, err = b.smallRun(ctx, "smallcg")
+	fp, ready, err = b.smallRun(ctx, "smallcg", limitedReadyTimeout)
 	st, serr := cg.Stats()
 	if serr != nil {
 		return serr
@@ -151,9 +151,11 @@ func (b *bench) p5small(ctx context.Context) error {
 	r.Limited = lr
 	fmt.Printf("    limited: survived %v, Ready in %.1fs; cgroup peak %.1f MiB (anonymous now %.1f, page cache %.1f), limit hits %d, OOM kills %d, major faults %d\n",
 		lr.Survived, lr.ReadySeconds, st.PeakMiB, st.RSSMiB, st.CacheMiB, st.LimitHits, st.OOMKills, st.MajorFaults)
-	if err != nil && b.op.Running() {
-		return err // not the limit: something else broke
+	if ctx.Err() != nil {
+		return ctx.Err() // the bench is stopping
 	}
+	// Anything else (killed, or not all Ready in time: a process thrashing on its executable
+	// pages under the limit is not killed but hardly moves) is the result, recorded above.
 	return nil
 }
 
@@ -171,9 +173,14 @@ func (b *bench) restartOperator(extra ...string) error {
 // more of its pages resident.
 const productionLogLevel = "--zap-log-level=info"
 
-// smallRun: a fresh operator process provisions b.c.smallN resources, idles, then the
-// resources are deleted (not measured).
-func (b *bench) smallRun(ctx context.Context, prefix string) (Footprint, time.Duration, error) {
+// limitedReadyTimeout bounds the wait for the small install under the 64M limit: unlimited,
+// the 20 resources are Ready within seconds.
+const limitedReadyTimeout = 2 * time.Minute
+
+// smallRun: a fresh operator process provisions b.c.smallN resources (all Ready within
+// readyTimeout), idles, then the resources are deleted (not measured; by an operator out of
+// any memory cgroup if the run failed).
+func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.Duration) (Footprint, time.Duration, error) {
 	if err := b.restartOperator(productionLogLevel); err != nil {
 		return Footprint{}, 0, err
 	}
@@ -186,7 +193,7 @@ func (b *bench) smallRun(ctx context.Context, prefix string) (Footprint, time.Du
 	var ready time.Duration
 	err = harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers)
 	if err == nil {
-		err = harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, 5*time.Minute, harness.Exited(b.op))
+		err = harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, readyTimeout, harness.Exited(b.op))
 		ready = time.Since(t0)
 	}
 	if err == nil {
@@ -202,8 +209,9 @@ func (b *bench) smallRun(ctx context.Context, prefix string) (Footprint, time.Du
 	if err == nil {
 		err = ferr
 	}
-	// Clean up with a running operator (the finalizers need one).
-	if !b.op.Running() {
+	// Clean up with a running operator (the finalizers need one), out of the cgroup if the
+	// run under the limit failed.
+	if !b.op.Running() || (err != nil && ctx.Err() == nil) {
 		b.op.SetCgroup(nil)
 		if rerr := b.restartOperator(); rerr != nil {
 			return fp, ready, rerr

@@ -239,7 +239,7 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 			"≤ 64 MiB", fmt.Sprintf("%.1f MiB", p.PeakRSSMiB), p.PeakRSSMiB <= 64})
 		if l := p.Limited; l != nil {
 			g = append(g, Goal{"P5", fmt.Sprintf("small install in a memory cgroup of 64M (the Rust chart's limit): cgroup peak %.1f MiB, %d limit hits, %d major faults, Ready in %.1fs", l.Cgroup.PeakMiB, l.Cgroup.LimitHits, l.Cgroup.MajorFaults, l.ReadySeconds),
-				"not killed, all Ready", fmt.Sprintf("%d OOM kills", l.Cgroup.OOMKills), l.Survived})
+				"not killed, all Ready", limitedValue(l), l.Survived})
 		} else {
 			g = append(g, Goal{"P5", "small install in a memory cgroup of 64M: " + p.LimitedError, "not killed, all Ready", "not measured", false})
 		}
@@ -311,4 +311,15 @@ func printSummary(r *Results) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", g.Part, g.Metric, g.Goal, g.Value, res)
 	}
 	_ = w.Flush()
+}
+
+// limitedValue says how the small install fared under the limit.
+func limitedValue(l *LimitedRun) string {
+	if l.Survived {
+		return fmt.Sprintf("%d OOM kills", l.Cgroup.OOMKills)
+	}
+	if l.Cgroup.OOMKills > 0 {
+		return fmt.Sprintf("killed (%d OOM kills)", l.Cgroup.OOMKills)
+	}
+	return fmt.Sprintf("not all Ready (%d OOM kills): %s", l.Cgroup.OOMKills, l.Error)
 }
