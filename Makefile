@@ -85,6 +85,24 @@ chart: manifests helm-docs ## Regenerate dist/chart's CRDs and RBAC from config/
 chart-lint: helm ## Lint the operator's Helm chart as renderers call it (no values, no --kube-version).
 	$(HELM) lint dist/chart --strict
 
+# The chart package: version from dist/chart/Chart.yaml, appVersion the operator's VERSION (the
+# chart's default image tag is v<appVersion>, as IMG). CHART_REGISTRY: an oci:// URL, e.g.
+# oci://registry.example.com/charts (after `helm registry login`).
+CHART_DIST ?= dist
+CHART_VERSION = $(shell sed -n 's/^version: *//p' dist/chart/Chart.yaml)
+CHART_PACKAGE = $(CHART_DIST)/clever-operator-$(CHART_VERSION).tgz
+CHART_REGISTRY ?=
+CHART_PUSH_FLAGS ?=
+
+.PHONY: chart-package
+chart-package: helm ## Package dist/chart into $(CHART_DIST)/clever-operator-<version>.tgz (appVersion $(VERSION)).
+	$(HELM) package dist/chart -d $(CHART_DIST) --app-version $(VERSION)
+
+.PHONY: chart-push
+chart-push: chart-package ## Push the chart package to CHART_REGISTRY (oci://host/path), e.g. for `helm install oci://host/path/clever-operator`.
+	@[ -n "$(CHART_REGISTRY)" ] || { echo "set CHART_REGISTRY=oci://<registry>/<path>"; exit 2; }
+	$(HELM) push $(CHART_PACKAGE) $(CHART_REGISTRY) $(CHART_PUSH_FLAGS)
+
 .PHONY: verify-chart
 verify-chart: manifests helm-docs ## Fail when dist/chart is stale relative to config/ or its README to values.yaml.
 	HELM_DOCS="$(HELM_DOCS)" hack/gen-chart.sh --check
