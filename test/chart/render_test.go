@@ -1,12 +1,14 @@
 package chart_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -40,6 +42,30 @@ var _ = Describe("the chart as renderers call it: no values, no --kube-version",
 		Expect(d.GetNamespace()).To(Equal("default"))
 		Expect(find(objs, "CustomResourceDefinition")).To(HaveLen(nKinds()))
 		Expect(find(objs, "Secret")).To(BeEmpty(), "no credentials in the rendered release")
+	})
+
+	It("renders through Kustomize's helmCharts (kustomize build --enable-helm), which calls helm template without --kube-version", func() {
+		kustomize := filepath.Join(repoRoot, "bin", "kustomize")
+		if _, err := os.Stat(kustomize); err != nil {
+			Fail(kustomize + " not found: run `make kustomize` (it builds the pinned kustomize into bin/)")
+		}
+		dir := GinkgoT().TempDir()
+		Expect(os.CopyFS(filepath.Join(dir, "charts", "clever-operator"), os.DirFS(chartDir))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(`helmGlobals:
+  chartHome: charts
+helmCharts:
+- name: clever-operator
+  releaseName: clever-operator
+  namespace: clever-operator
+`), 0o600)).To(Succeed())
+		cmd := exec.Command(kustomize, "build", "--enable-helm", "--helm-command", helmBin, dir)
+		cmd.Env = helmEnv
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		Expect(cmd.Run()).To(Succeed(), stderr.String())
+		objs := kube.Decode(stdout.Bytes())
+		d := findOne(objs, "Deployment", "clever-operator")
+		Expect(d.GetNamespace()).To(Equal("clever-operator"))
 	})
 
 	It("renders offline for any --kube-version: the Kubernetes version is only checked against a cluster", func() {
