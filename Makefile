@@ -25,6 +25,7 @@ KUSTOMIZE_VERSION ?= v5.8.1
 HELM_VERSION ?= v3.21.0
 OPERATOR_SDK_VERSION ?= v1.42.2
 OPM_VERSION ?= v1.59.0
+HELM_DOCS_VERSION ?= v1.14.2
 
 LOCALBIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS ?= $(LOCALBIN)/envtest/$(ENVTEST_K8S_VERSION)
@@ -35,6 +36,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
+HELM_DOCS ?= $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION)
 GINKGO_FLAGS ?=
 
 .PHONY: all
@@ -76,16 +78,34 @@ verify-generated: manifests generate ## Fail when generated files differ from wh
 		git status --porcelain -- config/crd config/rbac api dist/chart; git --no-pager diff --stat -- config/crd config/rbac api dist/chart; exit 1; fi
 
 .PHONY: chart
-chart: manifests ## Regenerate dist/chart's CRDs and RBAC from config/.
-	hack/gen-chart.sh
+chart: manifests helm-docs ## Regenerate dist/chart's CRDs and RBAC from config/, and its README's values table (helm-docs).
+	HELM_DOCS="$(HELM_DOCS)" hack/gen-chart.sh
 
 .PHONY: chart-lint
-chart-lint: helm ## Lint the operator's Helm chart.
-	$(HELM) lint dist/chart --strict --kube-version $(ENVTEST_K8S_VERSION)
+chart-lint: helm ## Lint the operator's Helm chart as renderers call it (no values, no --kube-version).
+	$(HELM) lint dist/chart --strict
+
+# The chart package: version from dist/chart/Chart.yaml, appVersion the operator's VERSION (the
+# chart's default image tag is v<appVersion>, as IMG). CHART_REGISTRY: an oci:// URL, e.g.
+# oci://registry.example.com/charts (after `helm registry login`).
+CHART_DIST ?= dist
+CHART_VERSION = $(shell sed -n 's/^version: *//p' dist/chart/Chart.yaml)
+CHART_PACKAGE = $(CHART_DIST)/clever-operator-$(CHART_VERSION).tgz
+CHART_REGISTRY ?=
+CHART_PUSH_FLAGS ?=
+
+.PHONY: chart-package
+chart-package: helm ## Package dist/chart into $(CHART_DIST)/clever-operator-<version>.tgz (appVersion $(VERSION)).
+	$(HELM) package dist/chart -d $(CHART_DIST) --app-version $(VERSION)
+
+.PHONY: chart-push
+chart-push: chart-package ## Push the chart package to CHART_REGISTRY (oci://host/path), e.g. for `helm install oci://host/path/clever-operator`.
+	@[ -n "$(CHART_REGISTRY)" ] || { echo "set CHART_REGISTRY=oci://<registry>/<path>"; exit 2; }
+	$(HELM) push $(CHART_PACKAGE) $(CHART_REGISTRY) $(CHART_PUSH_FLAGS)
 
 .PHONY: verify-chart
-verify-chart: manifests ## Fail when dist/chart is stale relative to config/.
-	hack/gen-chart.sh --check
+verify-chart: manifests helm-docs ## Fail when dist/chart is stale relative to config/ or its README to values.yaml.
+	HELM_DOCS="$(HELM_DOCS)" hack/gen-chart.sh --check
 
 .PHONY: test
 test: envtest-bins kustomize helm vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
@@ -250,7 +270,7 @@ verify-bundle: ## Regenerate bundle/ and catalog/ and fail if they differ from w
 ##@ Tools (each built once into bin/, skipped when present)
 
 .PHONY: tools
-tools: envtest-bins controller-gen kustomize helm operator-sdk opm ## Build every pinned tool.
+tools: envtest-bins controller-gen kustomize helm helm-docs operator-sdk opm ## Build every pinned tool.
 
 .PHONY: envtest-bins
 envtest-bins: $(KUBE_APISERVER) $(ETCD) ## kube-apiserver and etcd for envtest.
@@ -273,6 +293,11 @@ $(KUSTOMIZE):
 helm: $(HELM)
 $(HELM):
 	$(call go-install-tool,$@,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),-ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)")
+
+.PHONY: helm-docs
+helm-docs: $(HELM_DOCS)
+$(HELM_DOCS):
+	$(call go-install-tool,$@,github.com/norwoodj/helm-docs/cmd/helm-docs,$(HELM_DOCS_VERSION),-ldflags "-X main.version=$(HELM_DOCS_VERSION)")
 
 .PHONY: operator-sdk
 operator-sdk: $(OPERATOR_SDK)

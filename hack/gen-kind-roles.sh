@@ -112,7 +112,9 @@ done
 # Remove roles of kinds that no longer exist.
 for f in "$rbac_dir"/*_editor_role.yaml "$rbac_dir"/*_viewer_role.yaml; do
   b=$(basename "$f")
-  if ! printf '%s\n' "${wanted[@]}" | grep -qxF "$b"; then rm -f "$f"; echo "gen-kind-roles: removed stale $f"; fi
+  # grep reads all its input (no -q): with pipefail, a grep -q that exits at the first match
+  # can make printf die of SIGPIPE and the pipeline fail, which removed a wanted role.
+  if ! printf '%s\n' "${wanted[@]}" | grep -xF "$b" >/dev/null; then rm -f "$f"; echo "gen-kind-roles: removed stale $f"; fi
 done
 
 # Rewrite the generated block of the kustomization.

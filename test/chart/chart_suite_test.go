@@ -41,8 +41,9 @@ const (
 	release   = "co"
 	namespace = "clever-system"
 	fullname  = release + "-clever-operator"
-	// kubeVersion is given to `helm template`/`helm lint`: bin/helm, built from the module
-	// proxy, defaults to Kubernetes v1.20, below the chart's kubeVersion constraint.
+	// kubeVersion is given to most `helm template`/`helm lint` runs, to render for envtest's
+	// version; bin/helm (built with `go install`) defaults to Kubernetes v1.20.0, which the
+	// chart renders too (render_test.go).
 	kubeVersion = "1.35.4"
 )
 
@@ -110,6 +111,19 @@ func runHelm(args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// runHelmStdout runs bin/helm and returns its standard output (to decode), or with an error
+// its standard output and error.
+func runHelmStdout(args ...string) (string, error) {
+	cmd := exec.Command(helmBin, args...)
+	cmd.Env = helmEnv
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
 }
 
 // helmTemplate renders the chart as release "co" in namespace "clever-system" with extra args

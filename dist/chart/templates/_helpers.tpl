@@ -156,6 +156,7 @@ used ("clever-operator.image", "clever-operator.resources", networkpolicy.yaml).
 securityContext (uid 20000, gid 25000) is merged with this chart's like any user value.
 */}}
 {{- define "clever-operator.init" -}}
+{{- include "clever-operator.checkKubeVersion" . }}
 {{- include "clever-operator.fillDefaults" (list .Values (.Files.Get "files/default-values.yaml" | fromYaml)) }}
 {{- $c := .Values.credentials }}
 {{- $legacy := include "clever-operator.legacyCredentialKeys" . | fromYamlArray }}
@@ -182,6 +183,28 @@ securityContext (uid 20000, gid 25000) is merged with this chart's like any user
 {{- $_ := set .Values.pdb "enabled" true }}
 {{- $_ := set .Values.pdb "minAvailable" $min }}
 {{- $_ := set .Values.pdb "maxUnavailable" "" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Non-empty when .Capabilities come from a cluster's discovery (helm install and upgrade, with
+--dry-run too, helm template --validate), empty for an offline render (helm template, helm
+lint), whose API versions are Helm's built-in list: every kube-apiserver serves
+apiregistration.k8s.io/v1 (its aggregation layer), which that list lacks.
+*/}}
+{{- define "clever-operator.capabilitiesFromCluster" -}}
+{{- if .Capabilities.APIVersions.Has "apiregistration.k8s.io/v1" }}true{{ end }}
+{{- end }}
+
+{{/*
+Refuses a cluster older than Kubernetes 1.30 (ValidatingAdmissionPolicy v1, CEL rules of the
+CRDs). Chart.yaml has no kubeVersion: Helm would compare it with its offline default (v1.20
+for a helm built with `go install`) in every `helm template` and `helm lint` too. So the version
+is only checked when it is the cluster's own; an offline render is never refused for it.
+*/}}
+{{- define "clever-operator.checkKubeVersion" -}}
+{{- if and (include "clever-operator.capabilitiesFromCluster" .) (semverCompare "<1.30.0-0" .Capabilities.KubeVersion.Version) }}
+{{- fail (printf "clever-operator needs Kubernetes 1.30 or later (ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1); this cluster runs %s" .Capabilities.KubeVersion.Version) }}
 {{- end }}
 {{- end }}
 
