@@ -72,7 +72,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 		status.ReasonInvalidCredentials, status.ReasonAPIUnavailable, status.ReasonAPIError, status.ReasonSecretConflict,
 		status.ReasonRendering, status.ReasonRenderFailed, status.ReasonDeleting, status.ReasonDeleteFailed,
 		status.ReasonAddonNotFound, status.ReasonAddonMissing, status.ReasonPauseRequested, status.ReasonSecretTemplateInvalid,
-		status.ReasonMigrating, status.ReasonMigrated, status.ReasonMigrationFailed} {
+		status.ReasonMigrating, status.ReasonMigrated, status.ReasonMigrationFailed, status.ReasonProviderNotFound, status.ReasonRegionNotAvailable} {
 		if !strings.Contains(operator, "`"+r+"`") {
 			t.Errorf("docs/operator.md does not document the reason %s", r)
 		}

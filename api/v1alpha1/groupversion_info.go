@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package v1alpha1 contains the v1alpha1 API types of the api.clever-cloud.com group:
-// KV.
+// KV and the generic Addon.
 //
 // +kubebuilder:object:generate=true
 // +groupName=api.clever-cloud.com

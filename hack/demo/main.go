@@ -71,11 +71,16 @@ func run() error {
 	opDone := op.Done()
 	defer func() { _ = op.Stop(10 * time.Second) }()
 
-	step("applying config/samples (one resource of every kind)")
+	step("applying config/samples (one resource of every kind, and an Addon of a provider with no typed kind)")
 	samples, err := harness.Samples()
 	if err != nil {
 		return err
 	}
+	generic, err := harness.AddonSample() // an FS Bucket, through the generic kind
+	if err != nil {
+		return err
+	}
+	samples = append(samples, generic)
 	for _, s := range samples {
 		s.SetNamespace("default")
 		if err := k8s.Create(ctx, s); err != nil {

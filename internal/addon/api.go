@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // API is the small per-resource client the engine drives (crossplane-runtime's
@@ -174,6 +175,79 @@ func findPlan(ps []clevercloud.Provider, providerID, plan string) (string, error
 		return "", &SpecError{Msg: fmt.Sprintf("plan %q not found for add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
 	}
 	return "", fmt.Errorf("add-on provider %q is not in the Clever Cloud catalogue", providerID)
+}
+
+// Check validates what a generic Addon asks for against the owner's live catalogue and
+// returns the plan id to create it with: providerID must be a provider of the catalogue
+// (ProviderNotFound), plan a slug, name or id of one of its plans (PlanNotFound), and region
+// one the provider and that plan are offered in (RegionNotAvailable); each message lists
+// what is on offer. The catalogue is refreshed once before any of these answers.
+func (c *PlanCache) Check(ctx context.Context, api API, key, owner, providerID, plan, region string) (string, error) {
+	var lastErr error
+	for _, refresh := range []bool{false, true} {
+		ps, err := c.providers(ctx, api, key, owner, refresh)
+		if err != nil {
+			return "", err
+		}
+		id, err := checkCatalogue(ps, owner, providerID, plan, region)
+		if err == nil {
+			return id, nil
+		}
+		lastErr = err
+	}
+	return "", lastErr
+}
+
+func checkCatalogue(ps []clevercloud.Provider, owner, providerID, plan, region string) (string, error) {
+	var prov *clevercloud.Provider
+	ids := make([]string, 0, len(ps))
+	for i := range ps {
+		ids = append(ids, ps[i].ID)
+		if ps[i].ID == providerID {
+			prov = &ps[i]
+		}
+	}
+	if prov == nil {
+		sort.Strings(ids)
+		return "", &SpecError{Reason: status.ReasonProviderNotFound, Msg: fmt.Sprintf(
+			"spec.providerId %q is not an add-on provider of the Clever Cloud catalogue (as organisation %s sees it); available: %s",
+			providerID, owner, strings.Join(ids, ", "))}
+	}
+	var pl *clevercloud.Plan
+	for i := range prov.Plans {
+		p := &prov.Plans[i]
+		if strings.EqualFold(p.Slug, plan) || strings.EqualFold(p.Name, plan) || strings.EqualFold(p.ID, plan) {
+			pl = p
+			break
+		}
+	}
+	if pl == nil {
+		opts := make([]string, 0, len(prov.Plans))
+		for _, p := range prov.Plans {
+			opts = append(opts, fmt.Sprintf("%s (%s)", p.Slug, p.Name))
+		}
+		sort.Strings(opts)
+		return "", &SpecError{Reason: status.ReasonPlanNotFound, Msg: fmt.Sprintf(
+			"spec.plan %q is not a plan of add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
+	}
+	if len(prov.Regions) > 0 && !containsFold(prov.Regions, region) {
+		return "", &SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
+			"spec.region %q is not a region add-on provider %q is offered in; available: %s", region, providerID, strings.Join(prov.Regions, ", "))}
+	}
+	if len(pl.Zones) > 0 && !containsFold(pl.Zones, region) {
+		return "", &SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
+			"spec.region %q is not a region plan %s of add-on provider %q is offered in; available: %s", region, pl.Slug, providerID, strings.Join(pl.Zones, ", "))}
+	}
+	return pl.ID, nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan returns a plan of the owner's catalogue by id (from the cache when it is fresh); false

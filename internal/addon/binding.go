@@ -97,8 +97,8 @@ func (c *claim) own(k *Kind, obj *unstructured.Unstructured) bool {
 // this resource did not create it. A refusal ends the pass (BindingNotAllowed, AddonClaimed).
 func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon) (adopted bool, err error) {
 	obj := s.obj
-	if a.Provider.ID != "" && r.Kind.ProviderID != "" && a.Provider.ID != r.Kind.ProviderID {
-		return false, s.fail(status.ReasonInvalidSpec, fmt.Sprintf("add-on %s is a %s add-on, not a %s one: it cannot be bound by a %s", a.ID, a.Provider.ID, r.Kind.ProviderID, r.Kind.GVK.Kind), nil)
+	if want := r.Kind.Provider(obj); a.Provider.ID != "" && want != "" && a.Provider.ID != want {
+		return false, s.fail(status.ReasonInvalidSpec, fmt.Sprintf("add-on %s is a %s add-on, not a %s one: it cannot be bound by a %s", a.ID, a.Provider.ID, want, r.Kind.GVK.Kind), nil)
 	}
 	c := r.parseClaim(obj)
 	switch {

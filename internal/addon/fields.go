@@ -24,6 +24,10 @@ var (
 	specDeletionPolicy   = path{"spec", "deletionPolicy"}
 	specRegion           = path{"spec", "instance", "region"}
 	specPlan             = path{"spec", "instance", "plan"}
+	specProviderID       = path{"spec", "providerId"}         // the generic Addon kind
+	specFlatRegion       = path{"spec", "region"}             // the generic Addon kind
+	specFlatPlan         = path{"spec", "plan"}               // the generic Addon kind
+	specOptions          = path{"spec", "options"}            // the generic Addon kind: passed through
 	specOptionsVersion   = path{"spec", "options", "version"} // an integer version code
 	specEncryption       = path{"spec", "options", "encryption"}
 	specKibana           = path{"spec", "options", "kibana"}

@@ -24,8 +24,14 @@ type Kind struct {
 	GVK schema.GroupVersionKind
 	// FinalizerSuffix names the finalizer api.clever-cloud.com/<suffix> (as the Rust operator).
 	FinalizerSuffix string
-	// ProviderID is the Clever Cloud add-on provider.
+	// ProviderID is the Clever Cloud add-on provider ("" for the generic kind: see Generic).
 	ProviderID string
+	// Generic marks the generic Addon kind: the provider is spec.providerId, the region and
+	// plan are spec.region and spec.plan, spec.options is passed through as the create
+	// options, and provider, plan and region are checked against the live catalogue before
+	// the add-on is created (ProviderNotFound, PlanNotFound, RegionNotAvailable). Nothing
+	// else in the engine differs: the Secret holds the add-on's env as it is.
+	Generic bool
 	// FixedPlan is sent instead of spec.instance.plan when set.
 	FixedPlan string
 	// FixedRegion is sent instead of spec.instance.region when set (ConfigProvider: par).
@@ -137,6 +143,8 @@ var Kinds = []Kind{
 	{GVK: v("v1", "Cellar"), FinalizerSuffix: "cellar", ProviderID: "cellar-addon", Noun: "cellar",
 		PublicKeys: []string{"CELLAR_ADDON_HOST"}, Renew: renewCellar,
 		URLStatus: map[string]string{"url": "CELLAR_ADDON_HOST"}},
+	// The generic kind: any provider, named in spec.providerId (docs/kinds.md#addon).
+	{GVK: v("v1alpha1", "Addon"), FinalizerSuffix: "addon", Generic: true, Noun: "add-on"},
 }
 
 func renewCellar(ctx context.Context, api API, ownerID, realID string) error {
@@ -165,8 +173,36 @@ func (k *Kind) AddonName(uid string) string {
 	return "kubernetes::" + k.GVK.Kind + "::" + uid
 }
 
-// PlanFromSpec says whether the plan comes from spec.instance.plan (and needs resolving).
+// PlanFromSpec says whether the plan comes from the spec (spec.instance.plan, or spec.plan
+// for the generic kind) and needs resolving.
 func (k *Kind) PlanFromSpec() bool { return k.FixedPlan == "" }
+
+// Provider returns the Clever Cloud provider of obj: the kind's, or spec.providerId for the
+// generic kind.
+func (k *Kind) Provider(obj *unstructured.Unstructured) string {
+	if k.Generic {
+		return specProviderID.String(obj)
+	}
+	return k.ProviderID
+}
+
+// regionPath and planPath are where the kind keeps its region and plan.
+func (k *Kind) regionPath() (path, string) {
+	if k.Generic {
+		return specFlatRegion, "spec.region"
+	}
+	return specRegion, "spec.instance.region"
+}
+
+func (k *Kind) planPath() (path, string) {
+	if k.Generic {
+		return specFlatPlan, "spec.plan"
+	}
+	return specPlan, "spec.instance.plan"
+}
+
+// PlanField is the spec field the user writes the plan in (for messages).
+func (k *Kind) PlanField() string { _, f := k.planPath(); return f }
 
 // SpecError is a problem with the resource's spec that only the user can fix.
 type SpecError struct {
@@ -183,16 +219,18 @@ func (k *Kind) Region(obj *unstructured.Unstructured) (string, error) {
 	if k.FixedRegion != "" {
 		return k.FixedRegion, nil
 	}
-	r := specRegion.String(obj)
+	p, field := k.regionPath()
+	r := p.String(obj)
 	if r == "" {
-		return "", &SpecError{Msg: "spec.instance.region is required"}
+		return "", &SpecError{Msg: field + " is required"}
 	}
 	return r, nil
 }
 
-// SpecPlan returns spec.instance.plan as written by the user.
+// SpecPlan returns spec.instance.plan (spec.plan for the generic kind) as written by the user.
 func (k *Kind) SpecPlan(obj *unstructured.Unstructured) string {
-	return specPlan.String(obj)
+	p, _ := k.planPath()
+	return p.String(obj)
 }
 
 // Options builds the create options from the spec. The version is turned into the API's
@@ -200,6 +238,11 @@ func (k *Kind) SpecPlan(obj *unstructured.Unstructured) string {
 // (Reconciler.options), and drops version and encryption on shared (DEV) plans.
 func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, error) {
 	var o clevercloud.Options
+	if k.Generic {
+		// Passed through as they are: the operator neither checks nor interprets them.
+		o.Extra = specOptions.StringMap(obj)
+		return o, nil
+	}
 	if k.VersionCode != nil {
 		ver, found := specOptionsVersion.Value(obj)
 		if !found {

@@ -2,7 +2,9 @@ package addon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,12 +30,13 @@ func kind(t *testing.T, name string) *Kind {
 }
 
 func TestKindsTableIsComplete(t *testing.T) {
-	if len(Kinds) != 14 {
-		t.Fatalf("%d kinds, want 14", len(Kinds))
+	// The 14 typed kinds and the generic Addon.
+	if len(Kinds) != 15 {
+		t.Fatalf("%d kinds, want 15", len(Kinds))
 	}
 	seen := map[string]bool{}
 	for _, k := range Kinds {
-		if k.ProviderID == "" || k.FinalizerSuffix == "" || k.Noun == "" {
+		if (k.ProviderID == "") != k.Generic || k.FinalizerSuffix == "" || k.Noun == "" {
 			t.Errorf("%s: incomplete row %+v", k.GVK.Kind, k)
 		}
 		if seen[k.Finalizer()] {
@@ -89,7 +92,7 @@ func TestOptions(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != c.want {
+			if err != nil || !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("Options = %+v, %v; want %+v", got, err, c.want)
 			}
 		})
@@ -194,6 +197,118 @@ func TestValidOwnerID(t *testing.T) {
 	} {
 		if got := ValidOwnerID(id); got != want {
 			t.Errorf("ValidOwnerID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// The generic Addon is one row of the table: its provider, region and plan come from
+// spec.providerId, spec.region and spec.plan, and spec.options is passed through as is.
+func TestGenericAddonRow(t *testing.T) {
+	k, ok := KindFor(v("v1alpha1", "Addon"))
+	if !ok || !k.Generic || k.ProviderID != "" || k.FixedPlan != "" || k.FixedRegion != "" {
+		t.Fatalf("Addon row %+v", k)
+	}
+	if k.Finalizer() != "api.clever-cloud.com/addon" || k.AddonName("u-1") != "kubernetes::Addon::u-1" || k.Lower() != "addon" {
+		t.Fatalf("Addon names: %s %s %s", k.Finalizer(), k.AddonName("u-1"), k.Lower())
+	}
+	if k.Migrations || k.RegionMigrations || k.VersionCode != nil || k.Binding != nil || k.Operator != "" || k.Backups || k.ConfigProvider {
+		t.Fatalf("Addon must use no kind-specific engine path: %+v", k)
+	}
+	o := obj(map[string]any{
+		"providerId": "fs-bucket", "region": "rbx", "plan": "s",
+		"instance": map[string]any{"region": "par", "plan": "xs_sml"}, // not the generic kind's fields
+		"options":  map[string]any{"version": "2", "my-option": "a=b", "encryption": "true"},
+	})
+	if got := k.Provider(o); got != "fs-bucket" {
+		t.Errorf("Provider = %q", got)
+	}
+	if got, err := k.Region(o); err != nil || got != "rbx" {
+		t.Errorf("Region = %q, %v", got, err)
+	}
+	if got := k.SpecPlan(o); got != "s" {
+		t.Errorf("SpecPlan = %q", got)
+	}
+	if !k.PlanFromSpec() {
+		t.Error("the plan must come from the spec")
+	}
+	got, err := k.Options(o)
+	want := clevercloud.Options{Extra: map[string]string{"version": "2", "my-option": "a=b", "encryption": "true"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Options = %+v, %v; want %+v", got, err, want)
+	}
+	// On the wire: one flat object, every key as written.
+	b, _ := json.Marshal(clevercloud.CreateOpts{Name: "n", Region: "rbx", ProviderID: "fs-bucket", Plan: "plan_x", Options: got})
+	if s := string(b); s != `{"name":"n","region":"rbx","providerId":"fs-bucket","plan":"plan_x","options":{"encryption":"true","my-option":"a=b","version":"2"}}` {
+		t.Fatalf("create body %s", s)
+	}
+	if got, err := k.Options(obj(map[string]any{"providerId": "fs-bucket"})); err != nil || len(got.Extra) != 0 {
+		t.Fatalf("no options: %+v, %v", got, err)
+	}
+	if _, err := k.Region(obj(map[string]any{"instance": map[string]any{"region": "par"}})); err == nil || !strings.Contains(err.Error(), "spec.region is required") {
+		t.Fatalf("missing spec.region: %v", err)
+	}
+	// A typed kind's provider is its own, whatever the spec says.
+	if got := kind(t, "Cellar").Provider(o); got != "cellar-addon" {
+		t.Errorf("Cellar provider %q", got)
+	}
+}
+
+// The typed kinds' options are sent exactly as before Extra existed (field order kept).
+func TestOptionsWireForm(t *testing.T) {
+	for _, c := range []struct {
+		o    clevercloud.Options
+		want string
+	}{
+		{clevercloud.Options{}, `{}`},
+		{clevercloud.Options{Version: "15", Encryption: "false"}, `{"version":"15","encryption":"false"}`},
+		{clevercloud.Options{Version: "8", Encryption: "true", Kibana: "true", APM: "true"}, `{"version":"8","encryption":"true","kibana":"true","apm":"true"}`},
+		{clevercloud.Options{Version: "8", Extra: map[string]string{"version": "9", "z": "1", "a": "<&>"}}, `{"version":"8","a":"\u003c\u0026\u003e","z":"1"}`},
+	} {
+		b, err := json.Marshal(c.o)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%+v: %s, %v; want %s", c.o, b, err, c.want)
+		}
+	}
+}
+
+func TestPlanCacheCheck(t *testing.T) {
+	api := &providersAPI{ps: []clevercloud.Provider{
+		{ID: "postgresql-addon", Regions: []string{"par"}, Plans: []clevercloud.Plan{{ID: "plan_pg", Slug: "xs_sml", Name: "XS"}}},
+		{ID: "fs-bucket", Regions: []string{"par", "rbx", "mtl"}, Plans: []clevercloud.Plan{
+			{ID: "plan_s", Slug: "s", Name: "Basic", Zones: []string{"par", "rbx", "mtl"}},
+			{ID: "plan_l", Slug: "l", Name: "Large", Zones: []string{"par"}},
+		}},
+	}}
+	c := &PlanCache{}
+	ctx := context.Background()
+	for _, in := range []string{"s", "S", "Basic", "plan_s"} {
+		if id, err := c.Check(ctx, api, "k", "orga_1", "fs-bucket", in, "rbx"); err != nil || id != "plan_s" {
+			t.Fatalf("Check(%q) = %q, %v", in, id, err)
+		}
+	}
+	for _, tc := range []struct {
+		provider, plan, region, reason string
+		msg                            []string
+	}{
+		{"fs-buket", "s", "par", "ProviderNotFound", []string{`spec.providerId "fs-buket"`, "available: fs-bucket, postgresql-addon"}},
+		{"fs-bucket", "xl", "par", "PlanNotFound", []string{`spec.plan "xl"`, "available: l (Large), s (Basic)"}},
+		{"fs-bucket", "plan_other", "par", "PlanNotFound", []string{`spec.plan "plan_other"`}},
+		{"fs-bucket", "s", "syd", "RegionNotAvailable", []string{`spec.region "syd"`, "available: par, rbx, mtl"}},
+		{"fs-bucket", "l", "rbx", "RegionNotAvailable", []string{"plan l", "available: par"}},
+	} {
+		before := api.calls.Load()
+		_, err := c.Check(ctx, api, "k", "orga_1", tc.provider, tc.plan, tc.region)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Reason != tc.reason {
+			t.Fatalf("%+v: err = %v, want a SpecError with reason %s", tc, err, tc.reason)
+		}
+		for _, m := range tc.msg {
+			if !strings.Contains(se.Msg, m) {
+				t.Errorf("%+v: message %q lacks %q", tc, se.Msg, m)
+			}
+		}
+		if n := api.calls.Load() - before; n != 1 {
+			t.Errorf("%+v: %d catalogue reads, want 1 (one refresh before answering)", tc, n)
 		}
 	}
 }

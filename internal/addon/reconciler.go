@@ -614,9 +614,16 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 	if _, err := r.Kind.Options(obj); err != nil {
 		return nil, "", s.fail(status.ReasonInvalidSpec, err.Error(), nil)
 	}
-	plan := r.Kind.FixedPlan
-	if r.Kind.PlanFromSpec() {
-		if plan, err = r.Plans.Resolve(ctx, api, s.key, s.org, r.Kind.ProviderID, r.Kind.SpecPlan(obj)); err != nil {
+	plan, provider := r.Kind.FixedPlan, r.Kind.Provider(obj)
+	switch {
+	case r.Kind.Generic:
+		// Any provider: provider, plan and region are checked against the live catalogue
+		// first, so a typo ends as a condition listing what is on offer, with no create.
+		if plan, err = r.Plans.Check(ctx, api, s.key, s.org, provider, r.Kind.SpecPlan(obj), region); err != nil {
+			return nil, "", s.failSpecOrAPI(err, status.ReasonPlanNotFound, "reading the Clever Cloud catalogue")
+		}
+	case r.Kind.PlanFromSpec():
+		if plan, err = r.Plans.Resolve(ctx, api, s.key, s.org, provider, r.Kind.SpecPlan(obj)); err != nil {
 			return nil, "", s.failSpecOrAPI(err, status.ReasonPlanNotFound, "resolving the plan")
 		}
 	}
@@ -628,7 +635,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 		s.event(corev1.EventTypeWarning, EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
 	}
 	addon, err := api.CreateAddon(ctx, s.org, clevercloud.CreateOpts{
-		Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: r.Kind.ProviderID, Plan: plan, Options: options,
+		Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: provider, Plan: plan, Options: options,
 	})
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {

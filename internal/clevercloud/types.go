@@ -1,6 +1,10 @@
 package clevercloud
 
-import "slices"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // JSON shapes of the Clever Cloud API as the operator uses them
 // (../shared/docs/clever-cloud-api.md §4.5). Field order and names are the wire contract;
@@ -87,6 +91,50 @@ type Options struct {
 	// Services is no longer sent by the operator (it once carried kibana/apm as a JSON
 	// string, which the API does not read); kept for older callers.
 	Services string `json:"services,omitempty"`
+	// Extra are options passed through as they are (the generic Addon kind's spec.options,
+	// as clever-tools' `addon create --option key=value` sends them): flat string keys, sent
+	// next to the fields above. A field above wins over an Extra key of the same name.
+	Extra map[string]string `json:"-"`
+}
+
+// MarshalJSON writes the options as one flat JSON object: the non-empty fields in their
+// declared order (the wire form the struct always had), then the Extra keys the fields do
+// not set, sorted.
+func (o Options) MarshalJSON() ([]byte, error) {
+	fields := [][2]string{{"version", o.Version}, {"encryption", o.Encryption}, {"kibana", o.Kibana}, {"apm", o.APM}, {"services", o.Services}}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	write := func(k, v string) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(v)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	set := map[string]bool{}
+	for _, f := range fields {
+		if f[1] != "" {
+			write(f[0], f[1])
+			set[f[0]] = true
+		}
+	}
+	keys := make([]string, 0, len(o.Extra))
+	for k := range o.Extra {
+		if !set[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		write(k, o.Extra[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Variable is one environment variable of an add-on.

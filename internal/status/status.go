@@ -96,6 +96,12 @@ const (
 	// ReasonVersionNotAvailable: the version asked for is not one Clever Cloud announces for
 	// the provider (the message lists those it does).
 	ReasonVersionNotAvailable = "VersionNotAvailable"
+	// ReasonProviderNotFound: the generic Addon's spec.providerId is not in the Clever Cloud
+	// catalogue the organisation sees (the message lists the providers on offer).
+	ReasonProviderNotFound = "ProviderNotFound"
+	// ReasonRegionNotAvailable: the generic Addon's spec.region is not one its provider or
+	// plan is offered in (the message lists those it is).
+	ReasonRegionNotAvailable = "RegionNotAvailable"
 	// ReasonDeletionUnconfirmed: the add-on's GET or DELETE answered 404 but no call that only
 	// the real API answers confirmed it is gone (wrong endpoint, proxy, incident); the
 	// finalizer stays until it is confirmed.
@@ -141,6 +147,8 @@ var terminal = map[string]bool{
 	ReasonAddonNotFound:          true,
 	ReasonAddonMissing:           true,
 	ReasonVersionNotAvailable:    true,
+	ReasonProviderNotFound:       true,
+	ReasonRegionNotAvailable:     true,
 }
 
 // IsTerminal says whether a reason needs the user to act.

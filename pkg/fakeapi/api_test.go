@@ -51,7 +51,7 @@ func TestProvidersShape(t *testing.T) {
 		}
 	}
 	want := []string{"postgresql-addon", "redis-addon", "mysql-addon", "mongodb-addon", "addon-pulsar", "config-provider",
-		"es-addon", "kv", "metabase", "keycloak", "addon-matomo", "otoroshi", "azimutt", "cellar-addon"}
+		"es-addon", "kv", "metabase", "keycloak", "addon-matomo", "otoroshi", "azimutt", "cellar-addon", "fs-bucket"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("providers = %v, want %v", ids, want)
 	}
@@ -65,6 +65,7 @@ func TestProvidersShape(t *testing.T) {
 		"postgresql-addon": "par,grahds,rbx,rbxhds,scw,mtl,sgp,syd,wsw",
 		"addon-pulsar":     "par", "kv": "par", "config-provider": "par",
 		"cellar-addon": "par,rbxhds",
+		"fs-bucket":    "mtl,par,rbx,rbxhds,sgp,syd,wsw",
 	} {
 		if got := strings.Join(regions[id], ","); got != want {
 			t.Errorf("%s regions = %s, want %s", id, got, want)
@@ -290,6 +291,13 @@ func TestEnvPerKind(t *testing.T) {
 					strings.ToUpper(m["CELLAR_ADDON_KEY_ID"]) != m["CELLAR_ADDON_KEY_ID"] {
 					t.Fatalf("cellar env %v", m)
 				}
+			case "fs-bucket":
+				// A provider the operator has no typed kind for (the generic Addon serves it).
+				m := envMap(env)
+				if !slices.Equal(varNames(env), []string{"BUCKET_FTP_PASSWORD", "BUCKET_FTP_USERNAME", "BUCKET_HOST"}) ||
+					m["BUCKET_FTP_USERNAME"] != a.RealID || !strings.HasSuffix(m["BUCKET_HOST"], "-fsbucket.services.clever-cloud.com") {
+					t.Fatalf("fs-bucket env %v", m)
+				}
 			}
 		})
 	}
@@ -307,6 +315,7 @@ func kindPrefix(providerID string) string {
 		"postgresql-addon": "postgresql", "redis-addon": "redis", "mysql-addon": "mysql", "mongodb-addon": "mongodb",
 		"addon-pulsar": "pulsar", "config-provider": "config", "es-addon": "es", "kv": "kv", "metabase": "metabase",
 		"keycloak": "keycloak", "addon-matomo": "matomo", "otoroshi": "otoroshi", "azimutt": "azimutt", "cellar-addon": "cellar",
+		"fs-bucket": "bucket",
 	}[providerID]
 }
 

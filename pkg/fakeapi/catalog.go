@@ -25,6 +25,8 @@ var (
 	allRegions    = []string{"par", "grahds", "rbx", "rbxhds", "scw", "mtl", "sgp", "syd", "wsw"}
 	parOnly       = []string{"par"}
 	cellarRegions = []string{"par", "rbxhds"}
+	// fsBucketRegions: the FS Bucket regions of the clever-components fixture.
+	fsBucketRegions = []string{"mtl", "par", "rbx", "rbxhds", "sgp", "syd", "wsw"}
 )
 
 // planSpec describes one seeded plan. An empty id means "generate a stable id".
@@ -302,6 +304,20 @@ var kindSpecs = []kindSpec{
 		envKeys: []string{"CELLAR_ADDON_HOST", "CELLAR_ADDON_KEY_ID", "CELLAR_ADDON_KEY_SECRET"},
 		plans: []planSpec{
 			p("S", "84c85ee3-5fdb-4aca-a727-298ddc14b766", 0).named("S"),
+		},
+	},
+	{
+		// FS Bucket: a provider the operator has no typed kind for (the generic Addon kind
+		// provisions it). Provider id, realId prefix, plan and env names: Terraform
+		// pkg/resources/database/fsbucket, the clever-components plan fixture
+		// (../shared/docs/clever-cloud-api-more.md §4.2).
+		providerID: "fs-bucket", name: "FS Buckets", family: "fs-bucket", prefix: "bucket",
+		status: "RELEASE", website: "https://www.clever-cloud.com/", logo: "fs-bucket",
+		shortDesc: "A file system bucket mounted by applications (FTP access).",
+		regions:   fsBucketRegions, features: simpleFeatures("Shared"),
+		envKeys: []string{"BUCKET_FTP_PASSWORD", "BUCKET_FTP_USERNAME", "BUCKET_HOST"},
+		plans: []planSpec{
+			p("s", "09345cf9-b8ed-4540-b4f7-80ec422fd27b", 0).named("Basic"),
 		},
 	},
 }

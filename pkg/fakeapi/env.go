@@ -136,6 +136,13 @@ func (s *Server) generateEnv(k *kind, ownerID, realID string, plan *Plan, region
 		m["CELLAR_ADDON_HOST"] = host
 		m["CELLAR_ADDON_KEY_ID"] = s.randString(upperAlnum, 20)
 		m["CELLAR_ADDON_KEY_SECRET"] = s.randString(alnum, 40)
+	case "fs-bucket":
+		// The names are documented (Terraform, Clever Cloud's env var reference); the
+		// shapes of the values are not: a host per bucket, its realId as FTP user.
+		_, id, _ := strings.Cut(realID, "_")
+		m["BUCKET_HOST"] = "bucket-" + id + "-fsbucket.services.clever-cloud.com"
+		m["BUCKET_FTP_USERNAME"] = realID
+		m["BUCKET_FTP_PASSWORD"] = password
 	}
 
 	env := make([]Variable, 0, len(k.spec.envKeys))

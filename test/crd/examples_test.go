@@ -235,8 +235,8 @@ var _ = Describe("config/samples", func() {
 		panic(err)
 	}
 
-	It("has one sample per kind (14 add-on kinds, 2 credentials kinds), all listed in its kustomization.yaml", func() {
-		Expect(files).To(HaveLen(16))
+	It("has one sample per kind (14 typed add-on kinds, the generic Addon, 2 credentials kinds), all listed in its kustomization.yaml", func() {
+		Expect(files).To(HaveLen(17))
 		listed := kustomizationResources(filepath.Join(samplesDir, "kustomization.yaml"))
 		var names []string
 		for _, f := range files {
@@ -248,7 +248,7 @@ var _ = Describe("config/samples", func() {
 		for _, f := range files {
 			kinds[decode(readFile(f)).GetKind()] = true
 		}
-		Expect(kinds).To(HaveLen(16))
+		Expect(kinds).To(HaveLen(17))
 	})
 
 	for _, f := range files {
@@ -268,7 +268,7 @@ var _ = Describe("config/crd/kustomization.yaml", func() {
 		crdDir := filepath.Join("..", "..", "config", "crd")
 		files, err := filepath.Glob(filepath.Join(crdDir, "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(16), "the 14 add-on kinds and the 2 credentials kinds")
+		Expect(files).To(HaveLen(17), "the 14 typed add-on kinds, the generic Addon and the 2 credentials kinds")
 		var names []string
 		for _, f := range files {
 			names = append(names, "bases/"+filepath.Base(f))

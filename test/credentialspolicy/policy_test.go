@@ -163,7 +163,7 @@ var _ = Describe("the credentials policy", func() {
 		Expect(k8s.Create(ctx, sample("PostgreSql", ns, "real", orgY))).To(Succeed())
 	})
 
-	It("refuses a CREATE of each of the 14 kinds in a namespace the default credentials do not allow", func() {
+	It("refuses a CREATE of each of the 15 kinds in a namespace the default credentials do not allow", func() {
 		ns := uniq("b")
 		createNamespace(ns)
 		clusterCreds("default", []string{"somewhere-else"}, nil)
@@ -405,6 +405,6 @@ func configCRDs() []crd {
 		}
 		out = append(out, crd{kind: c.Spec.Names.Kind, plural: c.Spec.Names.Plural, group: c.Spec.Group})
 	}
-	Expect(out).To(HaveLen(14))
+	Expect(out).To(HaveLen(15))
 	return out
 }

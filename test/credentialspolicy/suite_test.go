@@ -87,7 +87,7 @@ var _ = BeforeSuite(func() {
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 
-	// The 14 add-on CRDs only.
+	// The 15 add-on CRDs only (14 typed kinds and the generic Addon).
 	files, err := filepath.Glob(filepath.Join(crdDir, "*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	var addonCRDs []string
@@ -96,7 +96,7 @@ var _ = BeforeSuite(func() {
 			addonCRDs = append(addonCRDs, f)
 		}
 	}
-	Expect(addonCRDs).To(HaveLen(14))
+	Expect(addonCRDs).To(HaveLen(15))
 	env, err = envtestutil.New()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDInstallOptions.Paths = addonCRDs
@@ -173,7 +173,7 @@ func samples() map[string]*unstructured.Unstructured {
 		}
 		out[u.GetKind()] = u
 	}
-	Expect(out).To(HaveLen(14))
+	Expect(out).To(HaveLen(15))
 	return out
 }
 

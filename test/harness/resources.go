@@ -19,16 +19,32 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Samples loads config/samples/api_*.yaml: one resource of every add-on kind, sorted by file
-// name (the credentials kinds' samples are left out: IsCredentialsSample).
+// Samples loads config/samples/api_*.yaml: one resource of every typed add-on kind (the 14),
+// sorted by file name. The credentials kinds' samples are left out (IsCredentialsSample), and
+// so is the generic Addon's (IsGenericSample, AddonSample): Resources, which the bench and
+// chaos round-robin over, stays the 14 typed kinds it was measured with.
 func Samples() ([]*unstructured.Unstructured, error) {
 	dir := filepath.Join("config", "samples")
 	files, err := filepath.Glob(filepath.Join(dir, "api_*.yaml"))
 	if err != nil {
 		return nil, err
 	}
-	files = slices.DeleteFunc(files, IsCredentialsSample)
+	files = slices.DeleteFunc(files, func(f string) bool { return IsCredentialsSample(f) || IsGenericSample(f) })
 	sort.Strings(files)
+	return loadSamples(dir, files)
+}
+
+// AddonSample loads the generic Addon's sample (an FS Bucket), which Samples leaves out.
+func AddonSample() (*unstructured.Unstructured, error) {
+	dir := filepath.Join("config", "samples")
+	out, err := loadSamples(dir, []string{filepath.Join(dir, genericSample)})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func loadSamples(dir string, files []string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -47,7 +63,8 @@ func Samples() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// Kinds returns the GVK of every sample (every kind the operator manages).
+// Kinds returns the GVK of every sample of Samples: the 14 typed kinds (not the generic Addon,
+// so the bench and chaos, which watch and list through it, are unchanged).
 func Kinds() ([]schema.GroupVersionKind, error) {
 	s, err := Samples()
 	if err != nil {
@@ -60,7 +77,7 @@ func Kinds() ([]schema.GroupVersionKind, error) {
 	return out, nil
 }
 
-// Resources returns n resources in namespace ns spread round-robin over the 14 kinds (from the
+// Resources returns n resources in namespace ns spread round-robin over the 14 typed kinds (from the
 // samples), named <prefix>-<kind>-<i>, with the default Secret name <name>-secrets.
 func Resources(ns, prefix string, n int) ([]*unstructured.Unstructured, error) {
 	samples, err := Samples()
@@ -280,6 +297,12 @@ func Exited(ops ...*Operator) func() error {
 		return nil
 	}
 }
+
+// genericSample is the file name of the generic Addon kind's sample.
+const genericSample = "api_v1alpha1_addon.yaml"
+
+// IsGenericSample says whether a config/samples file is the generic Addon kind's.
+func IsGenericSample(file string) bool { return filepath.Base(file) == genericSample }
 
 // IsCredentialsSample says whether a config/samples file is one of the credentials kinds'
 // (CleverCredentials, ClusterCleverCredentials), not an add-on kind's.

@@ -93,7 +93,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		}
 		bases, err := filepath.Glob(filepath.Join("config", "crd", "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(n).To(Equal(len(bases)), "every CRD of config/crd/bases (the 14 add-on kinds and the credentials kinds)")
+		Expect(n).To(Equal(len(bases)), "every CRD of config/crd/bases (the 15 add-on kinds and the credentials kinds)")
 		// Wait until the new types are served.
 		Eventually(func() error {
 			l := &unstructured.UnstructuredList{}

@@ -81,6 +81,8 @@ var _ = Describe("every kind, end to end", func() {
 		Entry("Otoroshi", "api_v1_otoroshi.yaml", "url", "CC_OTOROSHI_URL"),
 		Entry("Azimutt", "api_v1_azimutt.yaml", "", ""),
 		Entry("Cellar", "api_v1_cellar.yaml", "url", "CELLAR_ADDON_HOST"),
+		// The generic kind (an FS Bucket): the same engine, chart and Secret, no code of its own.
+		Entry("Addon", "api_v1alpha1_addon.yaml", "", ""),
 	)
 
 	It("resolves a plan slug without rewriting the spec, and sends the kind's options", func() {

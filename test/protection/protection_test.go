@@ -75,7 +75,7 @@ func configCRDs() []crd {
 		}
 		out = append(out, crd{kind: c.Spec.Names.Kind, plural: c.Spec.Names.Plural, group: c.Spec.Group, versions: versions})
 	}
-	Expect(out).To(HaveLen(14), "config/crd/bases should hold the 14 add-on kinds' CRDs (besides the 2 credentials kinds)")
+	Expect(out).To(HaveLen(15), "config/crd/bases should hold the 15 add-on kinds' CRDs (14 typed kinds and the generic Addon, besides the 2 credentials kinds)")
 	return out
 }
 
@@ -271,7 +271,7 @@ var _ = Describe("deletion protection", func() {
 		Expect(binding.Spec.ParamRef).To(BeNil())
 	})
 
-	It("refuses to delete a protected resource of each of the 14 kinds, and deletes an unprotected one", func() {
+	It("refuses to delete a protected resource of each of the 15 kinds, and deletes an unprotected one", func() {
 		createNamespace("t7")
 		byKind := samples()
 		for _, c := range configCRDs() {
@@ -302,7 +302,7 @@ var _ = Describe("deletion protection", func() {
 		// status.typeChecking is written by kube-controller-manager's
 		// validatingadmissionpolicy-status controller, which envtest does not run (and which
 		// type-checks nothing when apiVersions is "*"): check it when present. The expressions
-		// are exercised for real on all 14 kinds above, with and without annotations; with
+		// are exercised for real on all 15 kinds above, with and without annotations; with
 		// failurePolicy Fail, an evaluation error would have refused the unprotected DELETEs.
 		GinkgoWriter.Printf("stored status: %+v\n", stored.Status)
 		if tcs := stored.Status.TypeChecking; tcs != nil {

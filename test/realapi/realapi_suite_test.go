@@ -106,7 +106,8 @@ var _ = AfterSuite(func() {
 	}
 })
 
-// samples lists every sample of config/samples: one resource of each of the 14 kinds.
+// samples lists every sample of config/samples: one resource of each of the 15 kinds (the 14
+// typed kinds and the generic Addon, an FS Bucket).
 func samples() []string {
 	entries, err := os.ReadDir(filepath.Join("config", "samples"))
 	Expect(err).NotTo(HaveOccurred())
@@ -116,7 +117,7 @@ func samples() []string {
 			files = append(files, e.Name())
 		}
 	}
-	Expect(files).To(HaveLen(14))
+	Expect(files).To(HaveLen(15))
 	return files
 }
 
@@ -126,7 +127,7 @@ var operatorKinds = map[string]bool{"Keycloak": true, "Metabase": true, "Matomo"
 var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEVER_TOKEN + CLEVER_SECRET)", func() {
 	ctx := context.Background()
 
-	It("makes all 14 kinds Ready with complete Secrets, and deleting them all leaves no add-on", func() {
+	It("makes all 15 kinds Ready with complete Secrets, and deleting them all leaves no add-on", func() {
 		ns := suite.NewNamespace()
 		var crs []*unstructured.Unstructured
 		for _, f := range samples() {
@@ -173,7 +174,7 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 				Expect(data).To(Equal(env), "%s publishes its whole environment", cr.GetKind())
 			}
 		}
-		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(HaveLen(14), "one add-on per resource, no duplicate")
+		Expect(h.Fake().Addons(suite.OrgOf(ns))).To(HaveLen(15), "one add-on per resource, no duplicate")
 
 		for _, cr := range crs {
 			Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())

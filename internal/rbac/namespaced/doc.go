@@ -1,5 +1,5 @@
 // Package namespaced holds the +kubebuilder:rbac markers of the operator's namespaced
-// permissions: what it needs inside the namespaces it watches (the 14 add-on kinds, their
+// permissions: what it needs inside the namespaces it watches (the 15 add-on kinds, their
 // Secrets and ConfigMaps, events, the credential rollout of workloads). controller-gen writes
 // them into the ClusterRole manager-namespaced-role (config/rbac/namespaced-role/role.yaml,
 // `make manifests`), which is bound cluster-wide when every namespace is watched and with one
@@ -11,9 +11,9 @@
 // The package has no code: it exists so that controller-gen can generate the two roles apart.
 package namespaced
 
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls;redis;mysqls;mongodbs;elasticsearches;pulsars;configproviders;kvs;metabases;keycloaks;matomos;otoroshis;azimutts;cellars,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/status;redis/status;mysqls/status;mongodbs/status;elasticsearches/status;pulsars/status;configproviders/status;kvs/status;metabases/status;keycloaks/status;matomos/status;otoroshis/status;azimutts/status;cellars/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers,verbs=update
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls;redis;mysqls;mongodbs;elasticsearches;pulsars;configproviders;kvs;metabases;keycloaks;matomos;otoroshis;azimutts;cellars;addons,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/status;redis/status;mysqls/status;mongodbs/status;elasticsearches/status;pulsars/status;configproviders/status;kvs/status;metabases/status;keycloaks/status;matomos/status;otoroshis/status;azimutts/status;cellars/status;addons/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=postgresqls/finalizers;redis/finalizers;mysqls/finalizers;mongodbs/finalizers;elasticsearches/finalizers;pulsars/finalizers;configproviders/finalizers;kvs/finalizers;metabases/finalizers;keycloaks/finalizers;matomos/finalizers;otoroshis/finalizers;azimutts/finalizers;cellars/finalizers;addons/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
