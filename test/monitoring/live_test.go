@@ -61,7 +61,7 @@ var _ = Describe("a live operator's /metrics", Ordered, func() {
 		suite.OwnerFault(failing, fakeapi.OwnerFault{Status: 500})
 		pg := suite.Sample("api_v1_postgresql.yaml", failing)
 		Expect(k8s.Create(ctx, pg)).To(Succeed())
-		Eventually(func() string { _, _ = scrape(); return lastScrape }).Should(And(
+		Eventually(func() string { lastScrape, _ = scrape(); return lastScrape }).Should(And(
 			ContainSubstring(`clever_operator_reconcile_errors_total{kind="PostgreSql"`),
 			ContainSubstring("clevercloud_api_retries_total{"),
 		))
