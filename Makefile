@@ -26,6 +26,9 @@ HELM_VERSION ?= v3.21.0
 OPERATOR_SDK_VERSION ?= v1.42.2
 OPM_VERSION ?= v1.59.0
 HELM_DOCS_VERSION ?= v1.14.2
+# promtool of Prometheus 3.15.1 (Prometheus publishes its Go module as v0.3xx.y for v3.x);
+# the same version must be required in hack/tools/promtool/go.mod.
+PROMTOOL_VERSION ?= v0.315.1
 
 LOCALBIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS ?= $(LOCALBIN)/envtest/$(ENVTEST_K8S_VERSION)
@@ -37,6 +40,7 @@ HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
 HELM_DOCS ?= $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION)
+PROMTOOL ?= $(LOCALBIN)/promtool-$(PROMTOOL_VERSION)
 GINKGO_FLAGS ?=
 
 .PHONY: all
@@ -107,12 +111,19 @@ chart-push: chart-package ## Push the chart package to CHART_REGISTRY (oci://hos
 verify-chart: manifests helm-docs ## Fail when dist/chart is stale relative to config/ or its README to values.yaml.
 	HELM_DOCS="$(HELM_DOCS)" hack/gen-chart.sh --check
 
+.PHONY: verify-alerts
+verify-alerts: promtool helm-docs ## Check the alert rules with promtool and run their unit tests (config/prometheus/alerts_test.yaml).
+	@# The rules as the chart holds them (dist/chart/files/alert-rules.yaml), which must match config/prometheus/alerts.yaml.
+	HELM_DOCS="$(HELM_DOCS)" hack/gen-chart.sh --check
+	$(PROMTOOL) check rules --lint-fatal dist/chart/files/alert-rules.yaml
+	$(PROMTOOL) test rules config/prometheus/alerts_test.yaml
+
 .PHONY: test
-test: envtest-bins kustomize helm vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
+test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -timeout 30m $(GINKGO_FLAGS)
 
 .PHONY: ci
-ci: verify-generated verify-chart verify-bundle bundle-validate test ## Everything .ci/run checks.
+ci: verify-generated verify-chart verify-bundle bundle-validate verify-alerts test ## Everything .ci/run checks.
 
 # Go fuzz targets (package:Function). Their seeds (f.Add and testdata/fuzz/<Function>/) already
 # run with every `go test`; `make fuzz` explores each one for FUZZTIME, one after the other.
@@ -270,7 +281,7 @@ verify-bundle: ## Regenerate bundle/ and catalog/ and fail if they differ from w
 ##@ Tools (each built once into bin/, skipped when present)
 
 .PHONY: tools
-tools: envtest-bins controller-gen kustomize helm helm-docs operator-sdk opm ## Build every pinned tool.
+tools: envtest-bins controller-gen kustomize helm helm-docs operator-sdk opm promtool ## Build every pinned tool.
 
 .PHONY: envtest-bins
 envtest-bins: $(KUBE_APISERVER) $(ETCD) ## kube-apiserver and etcd for envtest.
@@ -308,6 +319,18 @@ $(OPERATOR_SDK):
 opm: $(OPM)
 $(OPM):
 	hack/build-tool.sh hack/tools/opm $@ github.com/operator-framework/operator-registry/cmd/opm -tags json1,containers_image_openpgp
+
+# Prometheus' go.mod has a replace directive, so `go install …@version` refuses it: promtool is
+# built from the tool module hack/tools/promtool, which requires PROMTOOL_VERSION.
+.PHONY: promtool
+promtool: $(PROMTOOL)
+$(PROMTOOL):
+	@grep -q 'github.com/prometheus/prometheus $(PROMTOOL_VERSION)' hack/tools/promtool/go.mod || \
+		{ echo "hack/tools/promtool/go.mod does not require github.com/prometheus/prometheus $(PROMTOOL_VERSION)"; exit 1; }
+	@v=$(PROMTOOL_VERSION); v=$${v#v0.}; minor=$${v%%.*}; \
+		hack/build-tool.sh hack/tools/promtool $@ github.com/prometheus/prometheus/cmd/promtool \
+			-ldflags "-X github.com/prometheus/common/version.Version=3.$$((minor - 300)).$${v#*.}"
+	@ln -sf $(notdir $@) $(LOCALBIN)/promtool
 
 # go-install-tool builds package $(2)@$(3) into $(1) (a versioned file name) and links bin/<tool> to it.
 define go-install-tool

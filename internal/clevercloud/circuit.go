@@ -51,19 +51,33 @@ func (c *circuit) openFor(now time.Time) time.Duration {
 	return max(c.openUntil.Sub(now), 0)
 }
 
-// record counts the outcome of a request.
-func (c *circuit) record(err error, now time.Time) {
+// openCircuits counts the credential sets whose circuit is open at now (the metric
+// clevercloud_api_circuit_open).
+func openCircuits(now time.Time) int {
+	circuits.Lock()
+	defer circuits.Unlock()
+	n := 0
+	for _, c := range circuits.m {
+		if c.openFor(now) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// record counts the outcome of a request and says whether it opened the circuit.
+func (c *circuit) record(err error, now time.Time) (opened bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !countsAgainstCircuit(err) {
 		c.failures, c.cooldown = 0, 0
-		return
+		return false
 	}
 	c.failures++
 	if c.failures < c.threshold || now.Before(c.openUntil) {
 		// Not enough failures yet, or a request sent before the circuit opened failed after:
 		// the open circuit already accounts for it (only a failed probe doubles the cooldown).
-		return
+		return false
 	}
 	switch {
 	case c.cooldown == 0:
@@ -78,6 +92,7 @@ func (c *circuit) record(err error, now time.Time) {
 		open = min(open, ae.RetryAfter)
 	}
 	c.openUntil = now.Add(open)
+	return true
 }
 
 // countsAgainstCircuit: 429, 5xx and transport failures.

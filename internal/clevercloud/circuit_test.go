@@ -5,9 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestCircuitOpensAfterRepeatedFailuresAndRecovers(t *testing.T) {
@@ -113,4 +117,83 @@ func TestCircuitCooldownGrowsOnlyOnFailedProbesAndHonoursRetryAfter(t *testing.T
 	if open := c.openFor(now); open != 30*time.Second {
 		t.Fatalf("open for %s after recovering and failing again, want 30s", open)
 	}
+}
+
+// The circuit's state is exported: clevercloud_api_circuit_open (credential sets whose circuit
+// is open now) and clevercloud_api_circuit_opens_total (openings), without any label, so
+// nothing derived from the credentials reaches the metrics.
+func TestCircuitMetrics(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"id":-500,"message":"down","type":"error"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":"user_1"}`))
+	}))
+	defer srv.Close()
+	// A clock far from every other test's (their circuits opened in 2023 or today): at this
+	// time only this test's circuit can be open, whatever the package's other tests left.
+	now := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m.now = func() time.Time { return now }
+	const token = "circuit-metrics-bearer-token-0b7d1e"
+	c, err := New(Config{Endpoint: srv.URL, Credentials: Credentials{BearerToken: token}, MaxRetries: -1,
+		CircuitThreshold: 2, CircuitCooldown: time.Minute, RateLimit: -1, Now: func() time.Time { return now }, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	expect := func(step string, open, opens float64) {
+		t.Helper()
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range families {
+			for _, mt := range f.GetMetric() {
+				if strings.HasPrefix(f.GetName(), "clevercloud_api_circuit_") && len(mt.GetLabel()) != 0 {
+					t.Fatalf("%s has labels %v", f.GetName(), mt.GetLabel())
+				}
+				switch f.GetName() {
+				case "clevercloud_api_circuit_open":
+					got[f.GetName()] = mt.GetGauge().GetValue()
+				case "clevercloud_api_circuit_opens_total":
+					got[f.GetName()] = mt.GetCounter().GetValue()
+				}
+			}
+			if strings.Contains(f.String(), token) {
+				t.Fatalf("%s holds the token", f.GetName())
+			}
+		}
+		want := map[string]float64{"clevercloud_api_circuit_open": open, "clevercloud_api_circuit_opens_total": opens}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: metrics %v, want %v", step, got, want)
+		}
+	}
+	expect("at start", 0, 0)
+	if _, err := c.Self(ctx); err == nil || errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("1st call: %v", err)
+	}
+	expect("one failure, under the threshold", 0, 0)
+	_, _ = c.Self(ctx)
+	expect("the threshold reached", 1, 1)
+	if _, err := c.Self(ctx); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("3rd call: want circuit open, got %v", err)
+	}
+	expect("a refused call is no new opening", 1, 1)
+	now = now.Add(61 * time.Second)
+	expect("after the cooldown", 0, 1)
+	_, _ = c.Self(ctx)
+	expect("a failed probe opens it again", 1, 2)
+	failing.Store(false)
+	now = now.Add(121 * time.Second)
+	if _, err := c.Self(ctx); err != nil {
+		t.Fatalf("after the second cooldown: %v", err)
+	}
+	expect("recovered", 0, 2)
 }

@@ -676,7 +676,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		endSpan(cl.status, spanErrorType(cl, err))
 		logCall(ctx, cl, attempt, time.Since(start), err)
 		if c.circuit != nil && ctx.Err() == nil {
-			c.circuit.record(err, c.now())
+			if c.circuit.record(err, c.now()) {
+				c.metrics.observeCircuitOpened()
+			}
 		}
 		if err == nil {
 			return nil

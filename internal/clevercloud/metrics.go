@@ -2,6 +2,7 @@ package clevercloud
 
 import (
 	"errors"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -12,6 +13,10 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	retries     *prometheus.CounterVec
 	limiterWait prometheus.Histogram
+	circuitOpen prometheus.GaugeFunc
+	opened      prometheus.Counter
+	// now is the clock of clevercloud_api_circuit_open (tests set it).
+	now func() time.Time
 }
 
 // NewMetrics creates the client's collectors and registers them on reg (nil: not
@@ -23,7 +28,11 @@ type Metrics struct {
 //   - clevercloud_api_request_duration_seconds{method,route}: attempt duration;
 //   - clevercloud_api_retries_total{method,route}: automatic retries;
 //   - clevercloud_api_rate_limiter_wait_seconds: time spent waiting for the
-//     client-side rate limiter.
+//     client-side rate limiter;
+//   - clevercloud_api_circuit_open: credential sets whose circuit is open at scrape time
+//     (no label: a credential set has no name that is not derived from its secrets);
+//   - clevercloud_api_circuit_opens_total: times a circuit opened (every opening is
+//     counted, even one shorter than the scrape interval).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -44,7 +53,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time spent waiting for the client-side Clever Cloud API rate limiter.",
 			Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		}),
+		opened: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "clevercloud_api_circuit_opens_total",
+			Help: "Times a Clever Cloud API circuit opened (after repeated 429/5xx/transport failures of one credential set, or a failed probe).",
+		}),
+		now: time.Now,
 	}
+	m.circuitOpen = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "clevercloud_api_circuit_open",
+		Help: "Credential sets whose Clever Cloud API circuit is open (requests refused without being sent after repeated 429/5xx/transport failures).",
+	}, func() float64 { return float64(openCircuits(m.now())) })
 	if reg == nil {
 		return m
 	}
@@ -52,6 +70,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.duration = register(reg, m.duration)
 	m.retries = register(reg, m.retries)
 	m.limiterWait = register(reg, m.limiterWait)
+	m.circuitOpen = register(reg, m.circuitOpen)
+	m.opened = register(reg, m.opened)
 	return m
 }
 
@@ -89,4 +109,11 @@ func (m *Metrics) observeLimiterWait(seconds float64) {
 		return
 	}
 	m.limiterWait.Observe(seconds)
+}
+
+func (m *Metrics) observeCircuitOpened() {
+	if m == nil {
+		return
+	}
+	m.opened.Inc()
 }

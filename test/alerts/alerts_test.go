@@ -10,13 +10,16 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
 func load(t *testing.T, path string, v any) {
@@ -65,14 +68,19 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	addon.NewMetrics(reg, nil, nil)
-	// collected from the cache at scrape time
-	exported := map[string]bool{"clever_operator_resources": true, "clever_operator_backup_stale_resources": true}
+	// collected from the cache at scrape time, and set by the credentials expiry watcher
+	exported := map[string]bool{"clever_operator_resources": true, "clever_operator_backup_stale_resources": true, operator.MetricCredentialsExpiry: true}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
 		exported[f.GetName()] = true
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				exported[f.GetName()+suffix] = true
+			}
+		}
 	}
 	// Vectors without samples are not gathered: describe them instead.
 	descs := make(chan *prometheus.Desc, 64)
@@ -87,6 +95,12 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	for d := range descs {
 		if m := nameRe.FindStringSubmatch(d.String()); m != nil {
 			exported[m[1]] = true
+			// TimeToReady and DeletionDuration are histograms.
+			if strings.HasSuffix(m[1], "_seconds") {
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					exported[m[1]+suffix] = true
+				}
+			}
 		}
 	}
 

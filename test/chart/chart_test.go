@@ -667,6 +667,34 @@ var _ = Describe("helm template", func() {
 		}
 	})
 
+	It("ships the Grafana dashboard as a ConfigMap for the Grafana sidecar, only when asked", func() {
+		for _, o := range find(kube.Decode([]byte(mustTemplate())), "ConfigMap") {
+			Expect(o.GetLabels()).NotTo(HaveKey("grafana_dashboard"), "no dashboard by default")
+		}
+		want, err := os.ReadFile(filepath.Join(repoRoot, "config", "grafana", "clever-operator-dashboard.json"))
+		Expect(err).NotTo(HaveOccurred())
+
+		objs := kube.Decode([]byte(mustTemplate("--set", "metrics.grafanaDashboard.enabled=true")))
+		cm := findOne(objs, "ConfigMap", fullname+"-dashboard")
+		Expect(cm.GetNamespace()).To(Equal(namespace))
+		Expect(cm.GetLabels()).To(HaveKeyWithValue("grafana_dashboard", "1"))
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		Expect(data).To(HaveLen(1))
+		Expect(data["clever-operator.json"]).To(Equal(string(want)), "the dashboard, byte for byte")
+
+		objs = kube.Decode([]byte(mustTemplate("--set", "metrics.grafanaDashboard.enabled=true", "--set", "metrics.grafanaDashboard.namespace=monitoring",
+			"--set", "metrics.grafanaDashboard.label=dashboards", "--set-string", "metrics.grafanaDashboard.labelValue=clever",
+			"--set", "metrics.grafanaDashboard.annotations.grafana_folder=Operators")))
+		cm = findOne(objs, "ConfigMap", fullname+"-dashboard")
+		Expect(cm.GetNamespace()).To(Equal("monitoring"))
+		Expect(cm.GetLabels()).To(HaveKeyWithValue("dashboards", "clever"))
+		Expect(cm.GetLabels()).NotTo(HaveKey("grafana_dashboard"))
+		Expect(cm.GetAnnotations()).To(HaveKeyWithValue("grafana_folder", "Operators"))
+
+		_, err = helmTemplate("--set", "metrics.grafanaDashboard.enabled=true", "--set", "metrics.grafanaDashboard.label=")
+		Expect(err).To(HaveOccurred(), "an empty label key is refused by the schema")
+	})
+
 	It("is generated from config/ (hack/gen-chart.sh --check)", func() {
 		cmd := exec.Command("go", "run", "./hack/genchart", "-root", ".", "-check")
 		cmd.Dir = repoRoot
