@@ -52,6 +52,7 @@ var itProviders = []struct{ id, prefix string }{
 	{"otoroshi", "otoroshi_"},
 	{"azimutt", "azimutt_"},
 	{"cellar-addon", "cellar_"},
+	{"fs-bucket", "bucket_"}, // no typed kind: the generic Addon's
 }
 
 var itCredSeq atomic.Int64
