@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -202,6 +203,8 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 	case clevercloud.IsNotFound(err):
 		s.set(clearTransient)
 		s.notFoundBackups()
+	case errors.Is(err, context.Canceled):
+		return s.failAPI("reading the add-on's backups", err) // cancelled: nothing to report
 	case err != nil:
 		if k := classify(err); k == failThrottled || k == failUnavailable {
 			s.reportBackupStale() // from status.backups, as the other reads do

@@ -20,6 +20,40 @@ import (
 // read, makes no Warning/Normal pair of events.
 func TestRefreshBackupsEvaluatesStalenessOnce(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now.Add(-2 * time.Hour))}}
+	s := refreshBackupsPass(t, now, api)
+	if api.calls != 1 {
+		t.Fatalf("%d backups reads, want 1", api.calls)
+	}
+	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
+		t.Fatalf("BackupStale %s", got)
+	}
+	if len(s.events) != 0 {
+		t.Fatalf("events %v, want none: the condition never changed", s.events)
+	}
+}
+
+// A backups read cancelled with the pass (the operator stopping, a lost lease) reports
+// nothing: BackupStale stays as it was and no Warning event is recorded.
+func TestRefreshBackupsCancelledReportsNothing(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	api := &backupsAPI{err: &clevercloud.RequestError{Method: "GET", Route: clevercloud.RouteBackups, Op: "waiting for rate limiter", Err: context.Canceled}}
+	s := refreshBackupsPass(t, now, api)
+	if api.calls != 1 {
+		t.Fatalf("%d backups reads, want 1", api.calls)
+	}
+	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
+		t.Fatalf("BackupStale %s, want it untouched", got)
+	}
+	if len(s.events) != 0 {
+		t.Fatalf("events %v, want none", s.events)
+	}
+}
+
+// refreshBackupsPass runs the periodic refresh whose turn is the backups read, against api,
+// for a PostgreSql whose status records a backup 40 h old (BackupStale False, as last seen).
+func refreshBackupsPass(t *testing.T, now time.Time, api *backupsAPI) *pass {
+	t.Helper()
 	k := kind(t, "PostgreSql")
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(k.GVK)
@@ -36,19 +70,10 @@ func TestRefreshBackupsEvaluatesStalenessOnce(t *testing.T) {
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now.Add(-2 * time.Hour))}}
 	r := &Reconciler{Kind: k, Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(src).Build(),
 		Credentials: staticCredentials{api}, Now: func() time.Time { return now }, ResyncPeriod: time.Hour}
 	r.countRefresh(u) // the first refresh read the add-on: the second reads the backups
 	s := r.newPass(context.Background(), u)
 	_ = r.refresh(context.Background(), s)
-	if api.calls != 1 {
-		t.Fatalf("%d backups reads, want 1", api.calls)
-	}
-	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
-		t.Fatalf("BackupStale %s", got)
-	}
-	if len(s.events) != 0 {
-		t.Fatalf("events %v, want none: the condition never changed", s.events)
-	}
+	return s
 }

@@ -44,12 +44,11 @@ var _ = Describe("backups", func() {
 	ctx := context.Background()
 
 	It("shows a PostgreSql's backups in status at its second refresh, at no call on creation", func() {
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
-		defer func() { mgr.Stop(); startManager() }()
 		ns := suite.NewNamespace()
+		fastRefresh(ns)
+		defer func() { mgr.Stop(); startManager() }()
 		calls := suite.CountCalls(ns)
-		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		cr := ownSample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		Expect(calls.Route(fakeapi.RouteBackups)).To(BeZero(), "creation reads no backups")
@@ -70,11 +69,10 @@ var _ = Describe("backups", func() {
 	})
 
 	It("sets BackupStale with a Warning when the newest backup is too old, clears it when a fresh one comes, and never publishes a download URL", func() {
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
-		defer func() { mgr.Stop(); startManager() }()
 		ns := suite.NewNamespace()
-		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		fastRefresh(ns)
+		defer func() { mgr.Stop(); startManager() }()
+		cr := ownSample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		id := kube.StatusString(suite.Get(cr), "addon")
@@ -112,12 +110,11 @@ var _ = Describe("backups", func() {
 	})
 
 	It("makes no backups call for a kind Clever Cloud does not back up", func() {
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
-		defer func() { mgr.Stop(); startManager() }()
 		ns := suite.NewNamespace()
+		fastRefresh(ns)
+		defer func() { mgr.Stop(); startManager() }()
 		calls := suite.CountCalls(ns)
-		cr := suite.Sample("api_v1_azimutt.yaml", ns)
+		cr := ownSample("api_v1_azimutt.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		// Three refreshes (a PostgreSql's would have read its backups by then).

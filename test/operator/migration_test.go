@@ -51,11 +51,10 @@ var _ = Describe("periodic refresh", func() {
 	ctx := context.Background()
 
 	It("publishes rotated credentials and recreates an add-on deleted out of band, at one call per period", func() {
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
-		defer func() { mgr.Stop(); startManager() }()
 		ns := suite.NewNamespace()
-		cr := suite.Sample("api_v1_mysql.yaml", ns)
+		fastRefresh(ns)
+		defer func() { mgr.Stop(); startManager() }()
+		cr := ownSample("api_v1_mysql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		id := kube.StatusString(suite.Get(cr), "addon")
@@ -99,11 +98,10 @@ var _ = Describe("drift", func() {
 	ctx := context.Background()
 
 	It("reports a plan changed outside the operator within two refresh periods, without flipping Ready", func() {
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second })
-		defer func() { mgr.Stop(); startManager() }()
 		ns := suite.NewNamespace()
-		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		fastRefresh(ns)
+		defer func() { mgr.Stop(); startManager() }()
+		cr := ownSample("api_v1_postgresql.yaml", ns)
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		id := kube.StatusString(suite.Get(cr), "addon")

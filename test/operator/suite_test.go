@@ -11,12 +11,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -92,6 +94,34 @@ func apiConfig() cfgpkg.APIConfig {
 // startManager runs the operator in-process as main does (the same wiring package), with the
 // suite's fake and metrics registry, an hour's resync, 4 workers and health probes; opts
 // change that start only (e.g. a shorter resync period).
+// specLabel marks a spec's own resources for fastRefresh.
+const specLabel = "test.clever-operator.io/spec"
+
+// fastRefresh restarts the manager with a 3 s refresh period for the resources labelled
+// specLabel=ns only (its --watch-selector): the resources other specs left behind are not
+// refreshed, so they do not share the client's request budget (10 requests/s) with the
+// spec's own and a spec's timing does not depend on how many ran before it.
+func fastRefresh(ns string) {
+	GinkgoHelper()
+	sel, err := operator.ParseWatchSelector(specLabel + "=" + ns)
+	Expect(err).NotTo(HaveOccurred())
+	mgr.Stop()
+	startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second; o.Selector = sel })
+}
+
+// ownSample is suite.Sample labelled for fastRefresh's selector.
+func ownSample(file, ns string) *unstructured.Unstructured {
+	GinkgoHelper()
+	cr := suite.Sample(file, ns)
+	l := cr.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[specLabel] = ns
+	cr.SetLabels(l)
+	return cr
+}
+
 func startManager(opts ...func(*kube.ManagerOptions)) {
 	GinkgoHelper()
 	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true, ClaimKeySecret: claimKeySecret}
