@@ -17,36 +17,30 @@ import (
 
 // A refresh whose turn is the backups read evaluates BackupStale once, on what the read
 // answered: a recorded backup that has just grown too old, replaced by a fresh one in the same
-// read, makes no Warning/Normal pair of events.
-func TestRefreshBackupsEvaluatesStalenessOnce(t *testing.T) {
+// read, makes no Warning/Normal pair of events. A read cancelled with the pass (the operator
+// stopping, a lost lease) reports nothing: BackupStale stays as it was, no event.
+func TestRefreshBackups(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	api := &backupsAPI{backups: []clevercloud.Backup{backupAt(now.Add(-2 * time.Hour))}}
-	s := refreshBackupsPass(t, now, api)
-	if api.calls != 1 {
-		t.Fatalf("%d backups reads, want 1", api.calls)
-	}
-	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
-		t.Fatalf("BackupStale %s", got)
-	}
-	if len(s.events) != 0 {
-		t.Fatalf("events %v, want none: the condition never changed", s.events)
-	}
-}
-
-// A backups read cancelled with the pass (the operator stopping, a lost lease) reports
-// nothing: BackupStale stays as it was and no Warning event is recorded.
-func TestRefreshBackupsCancelledReportsNothing(t *testing.T) {
-	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	api := &backupsAPI{err: &clevercloud.RequestError{Method: "GET", Route: clevercloud.RouteBackups, Op: "waiting for rate limiter", Err: context.Canceled}}
-	s := refreshBackupsPass(t, now, api)
-	if api.calls != 1 {
-		t.Fatalf("%d backups reads, want 1", api.calls)
-	}
-	if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
-		t.Fatalf("BackupStale %s, want it untouched", got)
-	}
-	if len(s.events) != 0 {
-		t.Fatalf("events %v, want none", s.events)
+	cancelled := &clevercloud.RequestError{Method: "GET", Route: clevercloud.RouteBackups, Op: "waiting for rate limiter", Err: context.Canceled}
+	for _, tc := range []struct {
+		name string
+		api  *backupsAPI
+	}{
+		{"fresh backup in the same read", &backupsAPI{backups: []clevercloud.Backup{backupAt(now.Add(-2 * time.Hour))}}},
+		{"read cancelled", &backupsAPI{err: cancelled}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := refreshBackupsPass(t, now, tc.api)
+			if tc.api.calls != 1 {
+				t.Fatalf("%d backups reads, want 1", tc.api.calls)
+			}
+			if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
+				t.Fatalf("BackupStale %s", got)
+			}
+			if len(s.events) != 0 {
+				t.Fatalf("events %v, want none: the condition never changed", s.events)
+			}
+		})
 	}
 }
 
