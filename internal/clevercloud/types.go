@@ -8,7 +8,7 @@ import (
 
 // JSON shapes of the Clever Cloud API as the operator uses them
 // (../shared/docs/clever-cloud-api.md §4.5). Field order and names are the wire contract;
-// both the client and the fake server (internal/fakeapi) use these types.
+// the fake server (pkg/fakeapi) has its own types and shares none of these.
 
 // Provider is an add-on provider (GET /v2/products/addonproviders items, Addon.provider).
 type Provider struct {
@@ -97,44 +97,37 @@ type Options struct {
 	Extra map[string]string `json:"-"`
 }
 
-// MarshalJSON writes the options as one flat JSON object: the non-empty fields in their
-// declared order (the wire form the struct always had), then the Extra keys the fields do
-// not set, sorted.
+// MarshalJSON writes the options as one flat JSON object: the struct's non-empty fields as
+// their tags say, in declared order (the wire form the struct always had), then the Extra keys
+// those fields do not set, sorted. The fields are not listed twice: the struct is marshalled
+// through a method-less copy of its type, and what it wrote decides which Extra keys remain.
 func (o Options) MarshalJSON() ([]byte, error) {
-	fields := [][2]string{{"version", o.Version}, {"encryption", o.Encryption}, {"kibana", o.Kibana}, {"apm", o.APM}, {"services", o.Services}}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	n := 0
-	write := func(k, v string) {
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		kb, _ := json.Marshal(k)
-		vb, _ := json.Marshal(v)
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
+	type plain Options // same fields and tags, no MarshalJSON; Extra is `json:"-"`
+	b, err := json.Marshal(plain(o))
+	if err != nil || len(o.Extra) == 0 {
+		return b, err
 	}
-	set := map[string]bool{}
-	for _, f := range fields {
-		if f[1] != "" {
-			write(f[0], f[1])
-			set[f[0]] = true
-		}
+	var set map[string]json.RawMessage
+	if err := json.Unmarshal(b, &set); err != nil {
+		return nil, err
 	}
 	keys := make([]string, 0, len(o.Extra))
 	for k := range o.Extra {
-		if !set[k] {
+		if _, ok := set[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		write(k, o.Extra[k])
+	out := bytes.TrimSuffix(b, []byte("}"))
+	for i, k := range keys {
+		if i > 0 || len(set) > 0 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(o.Extra[k])
+		out = append(append(append(out, kb...), ':'), vb...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(out, '}'), nil
 }
 
 // Variable is one environment variable of an add-on.
