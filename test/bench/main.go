@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -247,6 +248,9 @@ type bench struct {
 	h   *harness.Harness
 	op  *harness.Operator
 	res *Results
+	// leftover are resources an earlier part left Ready in nsOperator (P3/P5's), deleted
+	// before P6 so that P6 counts only its own.
+	leftover []*unstructured.Unstructured
 }
 
 func (b *bench) operatorArgs(extra ...string) []string {

@@ -68,6 +68,18 @@ type P6Run struct {
 func (b *bench) p6(ctx context.Context) error {
 	c := b.h.Client
 	r := &P6{UnrelatedSecrets: b.c.p6Secrets, UnrelatedConfigMaps: b.c.p6ConfigMaps}
+	if len(b.leftover) > 0 {
+		// P3/P5's resources would otherwise sit in the operator's cache and in the object
+		// counts below (its unrelated Secrets are P6's first ones: same names).
+		step(fmt.Sprintf("P6: deleting the %d resources P3/P5 left, waiting for all gone", len(b.leftover)))
+		if err := harness.DeleteAll(ctx, c, b.leftover, b.c.applyWorkers); err != nil {
+			return err
+		}
+		if err := harness.WaitGone(ctx, c, nsOperator, b.leftover, pollInterval(len(b.leftover)), b.c.timeout, harness.Exited(b.op)); err != nil {
+			return err
+		}
+		b.leftover = nil
+	}
 	step(fmt.Sprintf("P6: %d unrelated Secrets (1 KiB) and %d unrelated ConfigMaps in namespace %s", b.c.p6Secrets, b.c.p6ConfigMaps, nsOperator))
 	payload := make([]byte, 1024)
 	_, _ = rand.Read(payload)

@@ -279,6 +279,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		return err
 	}
 	fmt.Printf("    all %d Ready in %.1fs\n", b.c.idleN, time.Since(t0).Seconds())
+	b.leftover = objs
 	_, peak1, err := b.op.Memory()
 	if err != nil {
 		return err
