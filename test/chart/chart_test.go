@@ -418,7 +418,7 @@ var _ = Describe("helm template", func() {
 			Expect(c.Resources.Requests.Cpu().String()).To(Equal("20m"))
 			Expect(c.Resources.Requests.Memory().String()).To(Equal("128Mi"))
 			Expect(c.Resources.Limits.Cpu().String()).To(Equal("500m"))
-			Expect(c.Resources.Limits.Memory().String()).To(Equal("256Mi"))
+			Expect(c.Resources.Limits.Memory().String()).To(Equal("384Mi"))
 			Expect(c.Env).To(ContainElements(
 				corev1.EnvVar{Name: "HELM_CACHE_HOME", Value: "/tmp/helm/cache"},
 				corev1.EnvVar{Name: "HELM_CONFIG_HOME", Value: "/tmp/helm/config"},

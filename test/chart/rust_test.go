@@ -138,7 +138,7 @@ var _ = Describe("the Rust operator chart's values", func() {
 			Expect(c.Image).To(Equal("ghcr.io/clever-operator/clever-operator:v0.1.0"), name)
 			Expect(c.Command).To(Equal([]string{"/manager"}), name)
 			// The Rust chart's 64M (requests = limits) become this chart's defaults.
-			Expect(c.Resources.Limits.Memory().String()).To(Equal("256Mi"), name)
+			Expect(c.Resources.Limits.Memory().String()).To(Equal("384Mi"), name)
 			Expect(c.Resources.Requests.Memory().String()).To(Equal("128Mi"), name)
 			Expect(c.Resources.Limits).NotTo(HaveKey(corev1.ResourceEphemeralStorage), name)
 			// Its securityContext's uid and gid stay, merged with this chart's restricted one.
@@ -361,7 +361,7 @@ spec: {organisation: orga_00000000-0000-0000-0000-000000000000, options: {versio
 			Expect(c.Name).To(Equal("manager"))
 			Expect(c.Image).To(Equal("ghcr.io/clever-operator/clever-operator:v0.1.0"))
 			Expect(c.EnvFrom).To(Equal([]corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secretName}}}}))
-			Expect(c.Resources.Limits.Memory().String()).To(Equal("256Mi"))
+			Expect(c.Resources.Limits.Memory().String()).To(Equal("384Mi"))
 			Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "clever-operator"))
 			for _, l := range []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app"} {
 				if v, ok := d.Spec.Selector.MatchLabels[l]; ok {
