@@ -92,6 +92,7 @@ type flags struct {
 	kubeconfig                        string
 	version                           bool
 	resyncPeriod                      time.Duration
+	priceRefresh                      time.Duration
 	helmPeriod                        time.Duration
 	workers                           int
 	apiRate                           float64
@@ -144,6 +145,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.BoolVar(&f.check, "t", false, "shorthand for --check")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", addon.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
+	fs.DurationVar(&f.priceRefresh, "price-refresh-period", addon.DefaultPriceRefresh, "how long a Clever Cloud price system is used before it is read again (status.price, the price metric); 0 turns price lookups off")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
 	fs.StringVar(&f.deletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")
@@ -262,7 +264,7 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	if err := operator.Setup(mgr, operator.Options{
-		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, HelmReconcilePeriod: f.helmPeriod,
+		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, PriceRefresh: priceRefresh(f.priceRefresh), HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing, BackupMaxAge: f.backupMaxAge,
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
@@ -435,4 +437,12 @@ func suggestEndpoint(api config.APIConfig, ep string) string {
 		return def
 	}
 	return def + " with no path"
+}
+
+// priceRefresh maps the flag (0: off) to operator.Options.PriceRefresh (negative: off).
+func priceRefresh(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

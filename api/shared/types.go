@@ -373,6 +373,62 @@ type CommonStatus struct {
 	// acted on (a forced refresh).
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// Price is what the add-on's plan costs, from Clever Cloud's price system
+	// (read a few times a day, never once per resource). Informative: a price
+	// that cannot be had leaves the amounts empty with a reason and never holds
+	// up provisioning.
+	// +optional
+	Price *PriceStatus `json:"price,omitempty"`
+}
+
+// PriceStatus is the price of an add-on's plan. Amounts are decimal strings
+// in Currency, excluding VAT, as Clever Cloud lists them.
+type PriceStatus struct {
+	// Hourly is the price per hour (e.g. `0.0270833`).
+	// +optional
+	Hourly string `json:"hourly,omitempty"`
+
+	// Per30Days is the hourly price × 720, rounded to the cent (e.g. `19.50`):
+	// what the Clever Cloud console shows as "30 days".
+	// +optional
+	Per30Days string `json:"per30Days,omitempty"`
+
+	// Currency of the amounts (ISO 4217, e.g. `EUR`).
+	// +optional
+	Currency string `json:"currency,omitempty"`
+
+	// Source is where the price came from: `Organisation` (the organisation's
+	// price system), `List` (Clever Cloud's list price system, when the
+	// organisation has none) or `Catalogue` (the plan's price in the add-on
+	// catalogue, euros per 30 days, when no price system lists the plan).
+	// +optional
+	// +kubebuilder:validation:Enum=Organisation;List;Catalogue
+	Source string `json:"source,omitempty"`
+
+	// Plan is the plan id (`plan_<uuid>`) priced.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+
+	// Zone is the region whose prices apply (e.g. `par`).
+	// +optional
+	Zone string `json:"zone,omitempty"`
+
+	// CheckedAt is when the operator last looked the price up.
+	// +optional
+	CheckedAt *metav1.Time `json:"checkedAt,omitempty"`
+
+	// Reason says why the amounts are empty: `UsageBased` (the add-on is billed
+	// by use, e.g. Cellar storage and traffic), `PlanNotListed` (the catalogue
+	// no longer lists the plan) or `PriceUnavailable` (no price could be read;
+	// Message says why).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message details Reason.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // BackupsStatus is what Clever Cloud lists of the add-on's backups

@@ -54,7 +54,7 @@ func (v ElasticSearchVersion) String() string {
 }
 
 // ElasticSearchOptions are the Elasticsearch cluster settings chosen when the add-on is created.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.options of an ElasticSearch add-on (version, encryption, kibana, apm) are set when it is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.options of an ElasticSearch add-on (version, encryption, kibana, apm, plugins) are set when it is created and cannot change; create a new resource"
 type ElasticSearchOptions struct {
 	// Version is the Elasticsearch major version, as an integer code: `7`, `8`, `9`.
 	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
@@ -73,6 +73,18 @@ type ElasticSearchOptions struct {
 	// Apm enables the APM (Application Performance Monitoring) service
 	// alongside the Elasticsearch cluster.
 	Apm bool `json:"apm"`
+
+	// Plugins are the Elasticsearch plugins to install (create option `plugins`,
+	// comma-separated), among those Clever Cloud offers: analysis-icu,
+	// analysis-kuromoji, analysis-nori, analysis-phonetic, analysis-smartcn,
+	// analysis-stempel, analysis-ukrainian, discovery-ec2, discovery-azure-classic,
+	// discovery-gce, mapper-size, mapper-murmur3, mapper-annotated-text. Chosen when
+	// the add-on is created (Clever Cloud's support changes them afterwards).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=13
+	// +kubebuilder:validation:items:Enum=analysis-icu;analysis-kuromoji;analysis-nori;analysis-phonetic;analysis-smartcn;analysis-stempel;analysis-ukrainian;discovery-ec2;discovery-azure-classic;discovery-gce;mapper-size;mapper-murmur3;mapper-annotated-text
+	Plugins []string `json:"plugins,omitempty"`
 }
 
 // ElasticSearchSpec is the desired Elasticsearch cluster add-on.
@@ -130,6 +142,7 @@ type ElasticSearchStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
 // +kubebuilder:printcolumn:name="Last Backup",type="date",JSONPath=".status.backups.last.time",priority=1,description="When Clever Cloud took the newest backup of the add-on"
+// +kubebuilder:printcolumn:name="Price/30d",type="string",JSONPath=".status.price.per30Days",description="What the add-on's plan costs per 30 days (status.price.currency, excluding VAT)"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
 type ElasticSearch struct {

@@ -22,9 +22,18 @@ import (
 	"github.com/clever-operator/clever-operator/api/shared"
 )
 
-// KeycloakOptions are the settings of the Keycloak add-on. Clever Cloud offers none
-// today: the object is kept, empty, for compatibility with existing manifests.
-type KeycloakOptions struct{}
+// KeycloakOptions are the settings of the Keycloak add-on chosen when it is created.
+// +kubebuilder:validation:XValidation:rule="has(self.accessDomain) == has(oldSelf.accessDomain) && (!has(self.accessDomain) || self.accessDomain == oldSelf.accessDomain)",message="spec.options.accessDomain is set when the add-on is created and cannot change; create a new resource"
+type KeycloakOptions struct {
+	// AccessDomain is the host name Keycloak answers on instead of the one Clever
+	// Cloud generates (create option `access-domain`; point its DNS at Clever
+	// Cloud). Chosen when the add-on is created: later, change the
+	// CC_KEYCLOAK_HOSTNAME variable of the Keycloak application in the console.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,63}$`
+	AccessDomain string `json:"accessDomain,omitempty"`
+}
 
 // KeycloakSpec is the desired Keycloak (identity and access management) service add-on.
 // +kubebuilder:validation:XValidation:rule="self.organisation == oldSelf.organisation",message="spec.organisation is immutable: the add-on lives in that organisation; create a new resource to move it"
@@ -36,7 +45,7 @@ type KeycloakSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	Organisation string `json:"organisation"`
 
-	// Options are the add-on settings; none exist today, so it is always `{}`.
+	// Options are the add-on settings chosen when it is created.
 	// +optional
 	// +kubebuilder:default={}
 	Options KeycloakOptions `json:"options,omitempty"`
@@ -98,6 +107,7 @@ type KeycloakStatus struct {
 // +kubebuilder:printcolumn:name="admin_url",type="string",JSONPath=".status.admin_url",description="Admin URL"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Price/30d",type="string",JSONPath=".status.price.per30Days",description="What the add-on's plan costs per 30 days (status.price.currency, excluding VAT)"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
 type Keycloak struct {

@@ -71,6 +71,9 @@ func (v PostgreSqlVersion) String() string {
 // PostgreSqlOptions are the PostgreSQL database settings chosen when the add-on is created.
 // +kubebuilder:validation:XValidation:rule="self.encryption == oldSelf.encryption",message="spec.options.encryption is set when the add-on is created and cannot change; create a new resource"
 // +kubebuilder:validation:XValidation:rule="self.version >= oldSelf.version",message="spec.options.version cannot go down: Clever Cloud migrations only upgrade"
+// +kubebuilder:validation:XValidation:rule="has(self.directHostOnly) == has(oldSelf.directHostOnly) && (!has(self.directHostOnly) || self.directHostOnly == oldSelf.directHostOnly)",message="spec.options.directHostOnly is set when the add-on is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="has(self.backups) == has(oldSelf.backups) && (!has(self.backups) || self.backups == oldSelf.backups)",message="spec.options.backups is set when the add-on is created and cannot change; create a new resource"
+// +kubebuilder:validation:XValidation:rule="has(self.locale) == has(oldSelf.locale) && (!has(self.locale) || self.locale == oldSelf.locale)",message="spec.options.locale is set when the add-on is created and cannot change; create a new resource"
 type PostgreSqlOptions struct {
 	// Version is the PostgreSQL major version, as an integer code: `11`, `12`, `13`, `14`, `15`, `16`, `17`, `18`.
 	// The code is the digits of the version Clever Cloud names (8.4 → 84, 7.2.4 → 724);
@@ -83,6 +86,27 @@ type PostgreSqlOptions struct {
 	// Encryption enables at-rest ("cold") encryption of the add-on's storage at
 	// Clever Cloud. Chosen when the add-on is created.
 	Encryption bool `json:"encryption"`
+
+	// DirectHostOnly connects the database directly to its host, bypassing Clever
+	// Cloud's reverse proxy: lower latency, but no automatic failover during a
+	// migration. Sent as the create option `direct-host-only`; dedicated plans only
+	// (refused on a shared plan such as `dev`). Chosen when the add-on is created.
+	// +optional
+	DirectHostOnly *bool `json:"directHostOnly,omitempty"`
+
+	// Backups turns Clever Cloud's daily backups on or off (create option
+	// `do-backup`; Clever Cloud's default is on, and turning them off does not
+	// lower the price). Chosen when the add-on is created.
+	// +optional
+	Backups *bool `json:"backups,omitempty"`
+
+	// Locale is the database's locale (LC_COLLATE, LC_CTYPE), `language_COUNTRY`
+	// such as `fr_FR` (create option `locale`; Clever Cloud's default is `en_GB`).
+	// Dedicated plans only. Chosen when the add-on is created: a collation cannot
+	// change afterwards.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z]{2}_[A-Z]{2}$`
+	Locale string `json:"locale,omitempty"`
 }
 
 // PostgreSqlSpec is the desired PostgreSQL database add-on.
@@ -138,6 +162,7 @@ type PostgreSqlStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the add-on exists at Clever Cloud and its credentials Secret is up to date"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",description="Reason of the Ready condition"
 // +kubebuilder:printcolumn:name="Last Backup",type="date",JSONPath=".status.backups.last.time",priority=1,description="When Clever Cloud took the newest backup of the add-on"
+// +kubebuilder:printcolumn:name="Price/30d",type="string",JSONPath=".status.price.per30Days",description="What the add-on's plan costs per 30 days (status.price.currency, excluding VAT)"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters (it is used in label values and Helm release names)"
 type PostgreSql struct {

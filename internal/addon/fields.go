@@ -60,6 +60,9 @@ var (
 	statusLastHandledRebuildAt   = path{"status", "lastHandledRebuildAt"}
 	statusBackups                = path{"status", "backups"}
 	statusBackupsLastTime        = path{"status", "backups", "last", "time"}
+	statusPrice                  = path{"status", "price"}
+	statusPriceHourly            = path{"status", "price", "hourly"}
+	statusPriceCurrency          = path{"status", "price", "currency"}
 
 	credHash                = path{"status", "credentials", "hash"}
 	credLastChangedAt       = path{"status", "credentials", "lastChangedAt"}

@@ -45,6 +45,9 @@ type Kind struct {
 	Encryption bool
 	// ElasticServices sends spec.options.kibana/apm as the flat option keys kibana and apm.
 	ElasticServices bool
+	// CreateOptions are the kind's other create options (issue #18 §4): spec fields sent as
+	// flat option keys, as Clever Cloud's clients send them (create_options.go).
+	CreateOptions []CreateOption
 	// Operator is the v4 provider segment of Clever Cloud's "operator" add-ons (Keycloak,
 	// Metabase, Matomo, Otoroshi: addon-<name>): their URLs and credentials come from
 	// GET /v4/addon-providers/<Operator>/addons/<realId> (see operators.go).
@@ -103,21 +106,21 @@ func v(version, kind string) schema.GroupVersionKind {
 var Kinds = []Kind{
 	{GVK: v("v1", "PostgreSql"), FinalizerSuffix: "postgresql", ProviderID: "postgresql-addon", Migrations: true, RegionMigrations: true, Noun: "postgresql", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("POSTGRESQL_ADDON"), Binding: dbBinding("postgresql", "POSTGRESQL_ADDON"),
-		VersionCode: majorCode},
+		VersionCode: majorCode, CreateOptions: []CreateOption{optDirectHostOnly, optBackups, {Field: "locale", Key: "locale", Dedicated: true}}},
 	{GVK: v("v1", "Redis"), FinalizerSuffix: "redis", ProviderID: "redis-addon", Migrations: true, RegionMigrations: true, Noun: "redis", Encryption: true, Backups: true,
 		PublicKeys:  []string{"REDIS_HOST", "REDIS_PORT", "REDIS_VERSION"},
 		Binding:     &Binding{Type: "redis", Entries: map[string]string{"host": "REDIS_HOST", "port": "REDIS_PORT", "password": "REDIS_PASSWORD", "uri": "REDIS_URL"}},
 		VersionCode: digitsCode},
 	{GVK: v("v1", "MySql"), FinalizerSuffix: "mysql", ProviderID: "mysql-addon", Migrations: true, RegionMigrations: true, Noun: "mysql", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("MYSQL_ADDON"), Binding: dbBinding("mysql", "MYSQL_ADDON"),
-		VersionCode: minorCode},
+		VersionCode: minorCode, CreateOptions: []CreateOption{optDirectHostOnly, optBackups, {Field: "skipLogBin", Key: "skip-log-bin"}}},
 	{GVK: v("v1", "MongoDb"), FinalizerSuffix: "mongodb", ProviderID: "mongodb-addon", Migrations: true, RegionMigrations: true, Noun: "mongodb", Encryption: true, Backups: true,
 		PublicKeys: dbPublic("MONGODB_ADDON"), Binding: dbBinding("mongodb", "MONGODB_ADDON"),
-		VersionCode: digitsCode},
+		VersionCode: digitsCode, CreateOptions: []CreateOption{optDirectHostOnly}},
 	{GVK: v("v1", "ElasticSearch"), FinalizerSuffix: "elasticsearch", ProviderID: "es-addon", Migrations: true, Noun: "elasticsearch", Encryption: true, Backups: true, ElasticServices: true,
 		PublicKeys:  []string{"ES_ADDON_HOST", "ES_ADDON_VERSION", "ES_ADDON_KIBANA_HOST", "ES_ADDON_APM_HOST"},
 		Binding:     &Binding{Type: "elasticsearch", Entries: map[string]string{"host": "ES_ADDON_HOST", "username": "ES_ADDON_USER", "password": "ES_ADDON_PASSWORD", "uri": "ES_ADDON_URI", "uris": "ES_ADDON_URI"}},
-		VersionCode: majorCode},
+		VersionCode: majorCode, CreateOptions: []CreateOption{{Field: "plugins", Key: "plugins"}}},
 	{GVK: v("v1beta1", "Pulsar"), FinalizerSuffix: "pulsar", ProviderID: "addon-pulsar", Noun: "pulsar",
 		PublicKeys: []string{"ADDON_PULSAR_HOSTNAME", "ADDON_PULSAR_BINARY_PORT", "ADDON_PULSAR_BINARY_URL", "ADDON_PULSAR_HTTP_PORT", "ADDON_PULSAR_HTTP_URL", "ADDON_PULSAR_TENANT", "ADDON_PULSAR_NAMESPACE"},
 		FixedPlan:  "plan_3ad3c5be-5c1e-4dae-bf9a-87120b88fc13"},
@@ -131,8 +134,9 @@ var Kinds = []Kind{
 		PublicKeys: []string{"METABASE_URL"},
 		URLStatus:  map[string]string{"url": "METABASE_URL"}},
 	{GVK: v("v1", "Keycloak"), FinalizerSuffix: "keycloak", ProviderID: "keycloak", Noun: "keycloak", Operator: "addon-keycloak",
-		PublicKeys: []string{"CC_KEYCLOAK_URL", "CC_KEYCLOAK_ADMIN_URL"},
-		URLStatus:  map[string]string{"url": "CC_KEYCLOAK_URL", "admin_url": "CC_KEYCLOAK_ADMIN_URL"}},
+		PublicKeys:    []string{"CC_KEYCLOAK_URL", "CC_KEYCLOAK_ADMIN_URL"},
+		URLStatus:     map[string]string{"url": "CC_KEYCLOAK_URL", "admin_url": "CC_KEYCLOAK_ADMIN_URL"},
+		CreateOptions: []CreateOption{{Field: "accessDomain", Key: "access-domain"}}},
 	{GVK: v("v1", "Matomo"), FinalizerSuffix: "matomo", ProviderID: "addon-matomo", Noun: "matomo", Operator: "addon-matomo",
 		PublicKeys: []string{"MATOMO_URL"},
 		URLStatus:  map[string]string{"url": "MATOMO_URL"}},
@@ -271,6 +275,7 @@ func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, err
 			o.APM = "true"
 		}
 	}
+	o.Extra = k.createOptions(obj)
 	return o, nil
 }
 

@@ -312,3 +312,58 @@ func TestPlanCacheCheck(t *testing.T) {
 		}
 	}
 }
+
+// Create options (#18 §4): each set field under its API key and wire form; unset ones absent.
+func TestCreateOptions(t *testing.T) {
+	for _, c := range []struct {
+		kind    string
+		options map[string]any
+		want    string
+	}{
+		{"PostgreSql", map[string]any{"version": int64(17), "encryption": false}, `{"version":"17","encryption":"false"}`},
+		{"PostgreSql", map[string]any{"version": int64(17), "encryption": true, "directHostOnly": true, "backups": false, "locale": "fr_FR"},
+			`{"version":"17","encryption":"true","direct-host-only":"true","do-backup":"false","locale":"fr_FR"}`},
+		{"MySql", map[string]any{"version": int64(84), "encryption": false, "skipLogBin": true}, `{"version":"8.4","encryption":"false","skip-log-bin":"true"}`},
+		{"ElasticSearch", map[string]any{"version": int64(8), "encryption": false, "kibana": true, "apm": false, "plugins": []any{"analysis-icu", "mapper-size"}},
+			`{"version":"8","encryption":"false","kibana":"true","plugins":"analysis-icu,mapper-size"}`},
+		{"ElasticSearch", map[string]any{"version": int64(8), "encryption": false, "plugins": []any{}}, `{"version":"8","encryption":"false"}`},
+		{"Keycloak", map[string]any{"accessDomain": "auth.example.com"}, `{"access-domain":"auth.example.com"}`},
+		{"Keycloak", map[string]any{}, `{}`},
+	} {
+		var k *Kind
+		for i := range Kinds {
+			if Kinds[i].GVK.Kind == c.kind {
+				k = &Kinds[i]
+			}
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"options": c.options}}}
+		o, err := k.Options(obj)
+		if err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		b, _ := json.Marshal(o)
+		if string(b) != c.want {
+			t.Errorf("%s %v: %s; want %s", c.kind, c.options, b, c.want)
+		}
+	}
+}
+
+// On a shared plan a dedicated-only option set to false is dropped, one asked for refused.
+func TestDropDedicatedOptions(t *testing.T) {
+	var pg *Kind
+	for i := range Kinds {
+		if Kinds[i].GVK.Kind == "PostgreSql" {
+			pg = &Kinds[i]
+		}
+	}
+	o := clevercloud.Options{Extra: map[string]string{"direct-host-only": "false", "do-backup": "true"}}
+	if err := pg.dropDedicatedOptions(&o, "dev"); err != nil || len(o.Extra) != 1 || o.Extra["do-backup"] != "true" {
+		t.Fatalf("%v, %v", o.Extra, err)
+	}
+	o = clevercloud.Options{Extra: map[string]string{"locale": "fr_FR"}}
+	err := pg.dropDedicatedOptions(&o, "dev")
+	var se *SpecError
+	if !errors.As(err, &se) || !strings.Contains(se.Msg, "spec.options.locale") || !strings.Contains(se.Msg, "dev") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,7 +53,9 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 	m.resources = &resourcesCollector{desc: prometheus.NewDesc(
 		"clever_operator_resources", "Custom resources by kind and Ready condition status (True, False, Unknown).", []string{"kind", "ready"}, nil),
 		stale: prometheus.NewDesc("clever_operator_backup_stale_resources",
-			"Resources of the kinds Clever Cloud backs up whose newest backup is older than their maximum backup age (condition BackupStale=True), by kind.", []string{"kind"}, nil)}
+			"Resources of the kinds Clever Cloud backs up whose newest backup is older than their maximum backup age (condition BackupStale=True), by kind.", []string{"kind"}, nil),
+		price: prometheus.NewDesc("clever_operator_ready_resources_price_per_hour",
+			"Sum of the hourly prices (status.price.hourly, excluding VAT) of the Ready resources, by namespace, kind and currency: what each team's add-ons cost. Multiply by 720 for the console's 30 days.", []string{"resource_namespace", "kind", "currency"}, nil)}
 	m.resources.set(reader, kinds)
 	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.resources} {
 		_ = reg.Register(c)
@@ -70,6 +73,8 @@ type resourcesCollector struct {
 	// stale counts, for the kinds Clever Cloud backs up, the resources whose BackupStale is
 	// True (per kind: the names are in the condition and the Warning event).
 	stale *prometheus.Desc
+	// price sums status.price.hourly of Ready resources by namespace, kind and currency.
+	price *prometheus.Desc
 }
 
 func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
@@ -78,7 +83,11 @@ func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
 	c.reader, c.kinds = reader, kinds
 }
 
-func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.stale }
+func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.stale
+	ch <- c.price
+}
 
 func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
@@ -97,6 +106,8 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts := map[string]float64{"True": 0, "False": 0, "Unknown": 0}
 		stale := 0.0
+		type priceKey struct{ ns, currency string }
+		prices := map[priceKey]float64{}
 		for i := range list.Items {
 			if b, ok := status.Find(status.Conditions(&list.Items[i]), status.TypeBackupStale); ok && b.Status == "True" {
 				stale++
@@ -108,6 +119,15 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 			default:
 				counts[r.Status]++
 			}
+			if ok && r.Status == "True" {
+				cur := statusPriceCurrency.String(&list.Items[i])
+				if h, err := strconv.ParseFloat(statusPriceHourly.String(&list.Items[i]), 64); err == nil && cur != "" {
+					prices[priceKey{list.Items[i].GetNamespace(), cur}] += h
+				}
+			}
+		}
+		for pk, sum := range prices {
+			ch <- prometheus.MustNewConstMetric(c.price, prometheus.GaugeValue, sum, pk.ns, k.GVK.Kind, pk.currency)
 		}
 		for state, n := range counts {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, k.GVK.Kind, state)

@@ -22,6 +22,9 @@ const (
 	EventMigrationStarted   = "MigrationStarted"
 	EventMigrationSucceeded = "MigrationSucceeded"
 	EventMigrationFailed    = "MigrationFailed"
+	// EventMigrationPrice tells, before a migration to another plan or region starts, what
+	// the add-on costs now and will cost after (prices.go).
+	EventMigrationPrice = "MigrationPrice"
 
 	// migrationPoll is how often a running migration is read.
 	migrationPoll = 5 * time.Second
@@ -117,7 +120,7 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 	if _, err := r.Kind.Options(obj); err != nil {
 		return nil
 	}
-	opts, err := r.options(ctx, s, planID)
+	opts, err := r.options(ctx, s, planID, false)
 	if err != nil {
 		return s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
@@ -165,6 +168,9 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 			return nil
 		}
 		return s.failAPI("starting a migration", err)
+	}
+	if planID != addon.Plan.ID || region != addon.Region {
+		r.migrationPriceEvent(ctx, s, addon, planID, region)
 	}
 	s.migrationReport(migrationState{ID: m.MigrationID, Status: m.Status, Step: runningStep(m), Target: target, Generation: obj.GetGeneration()},
 		metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, EventMigrationStarted)

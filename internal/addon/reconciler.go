@@ -57,6 +57,9 @@ type Reconciler struct {
 	Recorder    record.EventRecorder
 	Credentials Credentials
 	Plans       *PlanCache
+	// Prices, when set, fills status.price from Clever Cloud's price systems (prices.go);
+	// nil: no price is looked up.
+	Prices *PriceCache
 	// ClaimKey signs and verifies the addon-claim annotations (binding.go); nil: no claims
 	// are written and none verifies.
 	ClaimKey []byte
@@ -627,7 +630,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 			return nil, "", s.failSpecOrAPI(err, status.ReasonPlanNotFound, "resolving the plan")
 		}
 	}
-	options, err := r.options(ctx, s, plan)
+	options, err := r.options(ctx, s, plan, true)
 	if err != nil {
 		return nil, "", s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
@@ -755,6 +758,9 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
 	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[AnnotationReconcileRequestedAt], r.now()))
+	if zone, err := r.Kind.Region(obj); err == nil {
+		r.recordPrice(ctx, s, zone)
+	}
 	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
 	s.set(clearTransient)
 	if rolloutDue(obj) {

@@ -18,7 +18,10 @@ import (
 //     (reason VersionNotAvailable) naming those it does. No version list is built into the
 //     operator or its CRDs. A provider that announces nothing is sent the code as formatted
 //     by the kind; the API then validates it (a refusal is reported with its message).
-func (r *Reconciler) options(ctx context.Context, s *pass, planID string) (clevercloud.Options, error) {
+//
+// creating: the options are for a create (a migration uses only the version, and never
+// refuses the dedicated-only options the add-on was created with).
+func (r *Reconciler) options(ctx context.Context, s *pass, planID string, creating bool) (clevercloud.Options, error) {
 	api, key, org := s.api, s.key, s.org
 	o, err := r.Kind.Options(s.obj)
 	if err != nil || r.Kind.VersionCode == nil {
@@ -26,7 +29,10 @@ func (r *Reconciler) options(ctx context.Context, s *pass, planID string) (cleve
 	}
 	if pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID); ok && SharedPlan(pl) {
 		o.Version, o.Encryption = "", ""
-		return o, nil
+		if !creating {
+			return o, nil
+		}
+		return o, r.Kind.dropDedicatedOptions(&o, pl.Slug)
 	}
 	info, err := r.Plans.ProviderInfo(ctx, api, key, r.Kind.ProviderID)
 	if err != nil {

@@ -1258,3 +1258,68 @@ func TestFakeIntegrationPrivatePlansAndOptions(t *testing.T) {
 		t.Fatalf("options that reached the API = %v; want flat kibana/apm keys", got)
 	}
 }
+
+// The price systems (#18 §5): the client's routes, query and decoding against the fake, which
+// writes slug_id in upper case and prices per hour.
+func TestFakeIntegrationPriceSystems(t *testing.T) {
+	fake, url, cred := startFake(t, fakeapi.Options{})
+	ctx := ctxFor(t, 20*time.Second)
+	c := newITClient(t, url, clientCreds(cred), nil)
+	fake.SetOrgPriceFactor(itOwner, 0.5)
+
+	var xs fakeapi.Plan
+	for _, p := range fake.Providers() {
+		if p.ID == "postgresql-addon" {
+			for _, pl := range p.Plans {
+				if pl.Slug == "xs_sml" {
+					xs = pl
+				}
+			}
+		}
+	}
+	if xs.PriceID == nil {
+		t.Fatal("no xs_sml plan with a price_id in the fake's catalogue")
+	}
+	find := func(ps *clevercloud.PriceSystem) *clevercloud.RuntimePrice {
+		for i := range ps.Runtime {
+			if strings.EqualFold(ps.Runtime[i].SlugID, *xs.PriceID) {
+				return &ps.Runtime[i]
+			}
+		}
+		return nil
+	}
+	org, err := c.GetOrgPriceSystem(ctx, itOwner, "par")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := find(org)
+	if org.ZoneID != "par" || org.Currency != "EUR" || rp == nil || rp.TimeUnit != "PT1H" {
+		t.Fatalf("organisation price system: %+v", org)
+	}
+	if got, want := rp.Price*720, float64(xs.Price)*0.5; got < want-0.001 || got > want+0.001 {
+		t.Fatalf("organisation hourly price × 720 = %v; want %v", got, want)
+	}
+	list, err := c.GetListPriceSystem(ctx, "par", "EUR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := find(list); rp == nil || rp.Price*720 < float64(xs.Price)-0.001 || rp.Price*720 > float64(xs.Price)+0.001 {
+		t.Fatalf("list price: %+v", rp)
+	}
+	if usd, err := c.GetListPriceSystem(ctx, "par", "USD"); err != nil || usd.Currency != "USD" {
+		t.Fatalf("USD: %+v, %v", usd, err)
+	}
+
+	// No price system of its own: 404, which the operator reads as "use the list price".
+	fake.SetOrgPriceFactor(itOwner, 0)
+	if _, err := c.GetOrgPriceSystem(ctx, itOwner, "par"); !clevercloud.IsNotFound(err) {
+		t.Fatalf("organisation without a price system: %v; want a 404", err)
+	}
+	if _, err := c.GetListPriceSystem(ctx, "nowhere", "EUR"); !clevercloud.IsNotFound(err) {
+		t.Fatalf("unknown zone: %v; want a 404", err)
+	}
+	counts := fake.Counts()
+	if counts["GET "+clevercloud.RouteOrgPriceSystem] != 2 || counts["GET "+clevercloud.RouteListPriceSystem] != 3 {
+		t.Fatalf("routes as the fake counted them: %v", counts)
+	}
+}

@@ -26,7 +26,9 @@ var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "o
 	// The v4 facts and handled actions of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
 	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt",
 	// The backups summary of the kinds Clever Cloud backs up.
-	"backups"}
+	"backups",
+	// What the add-on's plan costs (issue #18 §5).
+	"price"}
 
 // engineConditions are the condition types the engine owns.
 var engineConditions = status.EngineConditions

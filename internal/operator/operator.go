@@ -43,6 +43,7 @@ type Options struct {
 	API                 config.APIConfig
 	Watches             []watches.Watch
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
+	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: addon.DefaultPriceRefresh; < 0: off
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
 	Workers             int           // per kind; default 4
 	APIRateLimit        float64       // requests/s per credential set; 0 = client default
@@ -179,6 +180,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	enq := &credentials.Enqueuer{Reader: mgr.GetClient(), DefaultName: defName, Log: o.Log.WithName("credentials")}
 	plans := &addon.PlanCache{}
+	var prices *addon.PriceCache
+	if o.PriceRefresh >= 0 {
+		prices = &addon.PriceCache{TTL: o.PriceRefresh}
+	}
 	o.Watches = withSelector(o.Watches, o.Selector)
 	var watched []addon.Kind
 	for _, w := range o.Watches {
@@ -208,7 +213,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		eng := &addon.Reconciler{
 			Selector: sel,
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
-			Credentials: creds, Plans: plans, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
+			Credentials: creds, Plans: plans, Prices: prices, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, BackupMaxAge: o.BackupMaxAge, Metrics: engineMetrics,
 			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey,
 		}

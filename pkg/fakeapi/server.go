@@ -151,6 +151,7 @@ type Server struct {
 	// guarded by mu
 	privatePlans map[string]map[string][]*Plan // owner -> providerId -> plans
 	orgs         map[string]bool               // AddOrganisation
+	priceFactors map[string]float64            // SetOrgPriceFactor
 	// backupOverrides are the backups tests set (SetBackups, backups.go).
 	backupOverrides map[*addonRecord]*backupState
 	verMu           sync.Mutex
@@ -472,6 +473,8 @@ func (s *Server) routes() {
 	s.handle("DELETE /v2/organisations/{ownerId}/addons/{addonId}/migrations/{migrationId}", s.abortMigration)
 	s.handle("GET /v4/addon-providers/{providerId}", s.getProviderInfo)
 	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
+	s.handle("GET /v4/billing/price-system", s.getListPriceSystem)
+	s.handle("GET /v4/billing/organisations/{ownerId}/price-system", s.getOrgPriceSystem)
 	s.operatorRoutes()
 	s.backupRoutes()
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
@@ -639,6 +642,10 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 		writeFieldsError(w, fmt.Sprintf("plan %s of provider %s is not available in region %q (available: %s)",
 			plan.Slug, k.spec.providerID, body.Region, strings.Join(plan.Zones, ", ")),
 			map[string]string{"region": "not available for this plan"})
+		return
+	}
+	if field, msg := checkOptions(k.spec.providerID, plan, body.Options); field != "" {
+		writeFieldsError(w, msg, map[string]string{field: "invalid"})
 		return
 	}
 	if v := body.option("version"); v != "" && k.spec.operator != "" {
