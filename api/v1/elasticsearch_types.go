@@ -53,6 +53,11 @@ func (v ElasticSearchVersion) String() string {
 	}
 }
 
+// ElasticSearchPlugin is an Elasticsearch plugin Clever Cloud offers (its documentation,
+// content/doc/addons/elastic.md).
+// +kubebuilder:validation:Enum=analysis-icu;analysis-kuromoji;analysis-nori;analysis-phonetic;analysis-smartcn;analysis-stempel;analysis-ukrainian;discovery-ec2;discovery-azure-classic;discovery-gce;mapper-size;mapper-murmur3;mapper-annotated-text
+type ElasticSearchPlugin string
+
 // ElasticSearchOptions are the Elasticsearch cluster settings chosen when the add-on is created.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.options of an ElasticSearch add-on (version, encryption, kibana, apm, plugins) are set when it is created and cannot change; create a new resource"
 type ElasticSearchOptions struct {
@@ -83,8 +88,7 @@ type ElasticSearchOptions struct {
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=13
-	// +kubebuilder:validation:items:Enum=analysis-icu;analysis-kuromoji;analysis-nori;analysis-phonetic;analysis-smartcn;analysis-stempel;analysis-ukrainian;discovery-ec2;discovery-azure-classic;discovery-gce;mapper-size;mapper-murmur3;mapper-annotated-text
-	Plugins []string `json:"plugins,omitempty"`
+	Plugins []ElasticSearchPlugin `json:"plugins,omitempty"`
 }
 
 // ElasticSearchSpec is the desired Elasticsearch cluster add-on.

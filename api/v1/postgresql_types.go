@@ -106,6 +106,7 @@ type PostgreSqlOptions struct {
 	// change afterwards.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[a-z]{2}_[A-Z]{2}$`
+	// +kubebuilder:validation:MaxLength=5
 	Locale string `json:"locale,omitempty"`
 }
 

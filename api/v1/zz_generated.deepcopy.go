@@ -418,7 +418,7 @@ func (in *ElasticSearchOptions) DeepCopyInto(out *ElasticSearchOptions) {
 	*out = *in
 	if in.Plugins != nil {
 		in, out := &in.Plugins, &out.Plugins
-		*out = make([]string, len(*in))
+		*out = make([]ElasticSearchPlugin, len(*in))
 		copy(*out, *in)
 	}
 }

@@ -54,12 +54,16 @@ var (
 	colAge       = "Age date .metadata.creationTimestamp"
 	// colBackup: the kinds Clever Cloud backs up, before Age (priority 1: -o wide only).
 	colBackup = "Last Backup date .status.backups.last.time"
+	// colPrice: what the add-on's plan costs (issue #18 §5), before Age.
+	colPrice = "Price/30d string .status.price.per30Days"
 )
 
-func cols(c ...string) []string { return append(c, colReady, colReason, colAge) }
+func cols(c ...string) []string { return append(c, colReady, colReason, colPrice, colAge) }
 
 // backupCols are the columns of a kind with backups.
-func backupCols(c ...string) []string { return append(c, colReady, colReason, colBackup, colAge) }
+func backupCols(c ...string) []string {
+	return append(c, colReady, colReason, colBackup, colPrice, colAge)
+}
 
 var _ = Describe("the installed CRDs", func() {
 	DescribeTable("have the reference's names, the clever category, one version and the status subresource",
@@ -114,7 +118,7 @@ var _ = Describe("the installed CRDs", func() {
 		Entry("Cellar", crdNames{"Cellar", "v1", "cellars", "cellar", nil}),
 	)
 
-	DescribeTable("have the reference's printer columns in order, then Ready, Reason and Age",
+	DescribeTable("have the reference's printer columns in order, then Ready, Reason, Price/30d and Age",
 		func(plural string, want []string) {
 			crd := getCRD(plural)
 			var got []string

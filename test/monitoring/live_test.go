@@ -2,6 +2,7 @@ package monitoring
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -52,6 +53,14 @@ var _ = Describe("a live operator's /metrics", Ordered, func() {
 		Eventually(suite.ReadyOf(redis)).Should(Equal("True/Provisioned"))
 		Expect(k8s.Delete(ctx, redis)).To(Succeed())
 		Eventually(suite.GetOf(redis)).Should(BeNil())
+		// One that stays Ready: its price is in the spend series (status.price).
+		kept := suite.Sample("api_v1_redis.yaml", ns)
+		kept.SetName("kept")
+		Expect(unstructured.SetNestedField(kept.Object, "kept-secrets", "spec", "secret", "name")).To(Succeed())
+		Expect(k8s.Create(ctx, kept)).To(Succeed())
+		Eventually(suite.ReadyOf(kept)).Should(Equal("True/Provisioned"))
+		Eventually(func() string { lastScrape, _ = scrape(); return lastScrape }).Should(
+			ContainSubstring(`clever_operator_ready_resources_price_per_hour{currency="EUR",kind="Redis",resource_namespace="` + ns + `"}`))
 
 		// A resource whose organisation's calls all fail (500): retries, failed engine passes
 		// by reason, and the circuit opening. Last, as the open circuit holds back the
