@@ -23,6 +23,7 @@ var routes = map[string]bool{
 	clevercloud.RouteAddons: true, clevercloud.RouteAddon: true, clevercloud.RouteAddonEnv: true,
 	clevercloud.RouteConfigProviderEnv: true, clevercloud.RouteMigrations: true, clevercloud.RouteMigration: true,
 	clevercloud.RouteProviderInfo: true, clevercloud.RouteCellarRenew: true,
+	clevercloud.RouteOrgPriceSystem: true, clevercloud.RouteListPriceSystem: true,
 }
 
 func attr(s tracetest.SpanStub, key string) string {
