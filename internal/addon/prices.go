@@ -142,13 +142,13 @@ func readPriceSystem(ctx context.Context, api API, owner, zone string) *priceEnt
 	if err != nil && !clevercloud.IsNotFound(err) {
 		// Not "no price system of its own": the organisation's prices are unknown for now
 		// (retried after RetryAfter); the list price would hide its discount for hours.
-		return &priceEntry{err: fmt.Errorf("reading the organisation's price system of zone %s: %s", zone, describePriceError(err))}
+		return &priceEntry{err: fmt.Errorf("reading the organisation's price system of zone %s: %s", zone, apiMessage(err))}
 	}
 	if err != nil {
 		var lerr error
 		ps, lerr = pa.GetListPriceSystem(ctx, zone, "EUR")
 		if lerr != nil {
-			return &priceEntry{err: fmt.Errorf("reading the price system of zone %s: %s", zone, describePriceError(lerr))}
+			return &priceEntry{err: fmt.Errorf("reading the price system of zone %s: %s", zone, apiMessage(lerr))}
 		}
 		source = PriceSourceList
 	}
@@ -161,10 +161,6 @@ func readPriceSystem(ctx context.Context, api API, owner, zone string) *priceEnt
 	}
 	return e
 }
-
-// describePriceError is an API error's status and message (the client's errors carry the
-// route template, never a URL or credential).
-func describePriceError(err error) string { return apiMessage(err) }
 
 // Price is what the plan planID of providerID costs in zone for owner. It never fails: a
 // price that cannot be had is a status with a reason.
