@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -144,6 +145,35 @@ func expectNoValues(u *unstructured.Unstructured, values []string) {
 
 // untouched says nothing was asked of Clever Cloud about org (at the suite's fake).
 func untouched(org string) map[string]int { return fake.CountsFor(org) }
+
+// orgsInUseBut lists the organisations of every add-on resource in the cluster, and extra,
+// without but: a restriction of the shared default ClusterCleverCredentials that refuses
+// only but.
+func orgsInUseBut(but string, extra ...string) []any {
+	GinkgoHelper()
+	seen := map[string]bool{but: true}
+	var out []any
+	add := func(org string) {
+		if org != "" && !seen[org] {
+			seen[org] = true
+			out = append(out, org)
+		}
+	}
+	for _, org := range extra {
+		add(org)
+	}
+	for _, k := range addon.Kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
+		Expect(k8s.List(context.Background(), list)).To(Succeed())
+		for _, u := range list.Items {
+			org, _, _ := unstructured.NestedString(u.Object, "spec", "organisation")
+			add(org)
+		}
+	}
+	Expect(len(out)).To(BeNumerically("<=", 256), "spec.organisations takes 256 items at most")
+	return out
+}
 
 var _ = Describe("credentials objects", func() {
 	ctx := context.Background()
@@ -349,8 +379,15 @@ var _ = Describe("credentials objects", func() {
 		DeferCleanup(func() {
 			suite.Mutate(def, func(live *unstructured.Unstructured) { live.Object["spec"] = before })
 		})
+		// The default serves every spec of this suite: restrict it for nsB and orgB only, so
+		// the resources other specs left behind stay allowed and are not all woken twice
+		// (their passes would queue behind one rate limit, ahead of this spec's resources).
 		suite.Mutate(def, func(live *unstructured.Unstructured) {
-			live.Object["spec"] = map[string]any{"namespaces": map[string]any{"names": []any{nsA}}, "organisations": []any{orgA}}
+			live.Object["spec"] = map[string]any{
+				"namespaces": map[string]any{"selector": map[string]any{"matchExpressions": []any{map[string]any{
+					"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{nsB}}}}},
+				"organisations": orgsInUseBut(orgB, orgA),
+			}
 		})
 
 		inB := suite.Sample("api_v1_redis.yaml", nsB)
