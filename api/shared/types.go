@@ -556,3 +556,31 @@ type CredentialsRef struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
+
+// NetworkGroupRef names a Clever Cloud Network Group an add-on joins: a NetworkGroup
+// resource of the same namespace (its metadata.name), or the id (`ng_<uuid>`) of a group
+// made elsewhere (console, `clever ng create`, Terraform).
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^(ng_[0-9a-fA-F-]{36}|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
+type NetworkGroupRef string
+
+// NetworkGroupMembership is the add-on's membership of one Network Group.
+type NetworkGroupMembership struct {
+	// Ref is the spec.networkGroups entry this membership answers.
+	Ref string `json:"ref"`
+
+	// ID is the Network Group's id (`ng_<uuid>`).
+	ID string `json:"id"`
+
+	// Member is the add-on's member id in the group (its real id,
+	// `postgresql_<uuid>`, ...).
+	Member string `json:"member"`
+
+	// PrivateHost is the name that resolves to the add-on inside the group
+	// (`<member>.m.<id>.cc-ng.cloud`). The first group's is published in the
+	// Secret as `<PREFIX>_PRIVATE_HOST`. Empty while Clever Cloud is still
+	// adding the member.
+	// +optional
+	PrivateHost string `json:"privateHost,omitempty"`
+}

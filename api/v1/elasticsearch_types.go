@@ -114,6 +114,18 @@ type ElasticSearchSpec struct {
 	// credentials; by default it is named `<metadata.name>-secrets`.
 	// +optional
 	Secret *shared.SecretSpec `json:"secret,omitempty"`
+
+	// NetworkGroups are the Clever Cloud Network Groups the add-on joins: a
+	// NetworkGroup resource of this namespace (by name) or a group id
+	// (`ng_<uuid>`). Each membership is in status.networkGroups; the first
+	// group's private host name is published in the Secret as
+	// `ES_ADDON_PRIVATE_HOST`, for workloads on a network that reaches the group
+	// (condition NetworkGroups). Removing an entry leaves that group. Clever
+	// Cloud offers Network Groups to dedicated plans, not the shared `dev` plan.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	NetworkGroups []shared.NetworkGroupRef `json:"networkGroups,omitempty"`
 }
 
 // ElasticSearchStatus is the observed state of a ElasticSearch.
@@ -124,6 +136,12 @@ type ElasticSearchStatus struct {
 	// refresh period (never their download URLs).
 	// +optional
 	Backups *shared.BackupsStatus `json:"backups,omitempty"`
+
+	// NetworkGroups are the add-on's memberships of the groups in
+	// spec.networkGroups.
+	// +optional
+	// +listType=atomic
+	NetworkGroups []shared.NetworkGroupMembership `json:"networkGroups,omitempty"`
 }
 
 // ElasticSearch is a Clever Cloud Elasticsearch cluster (add-on provider `es-addon`) managed from Kubernetes.

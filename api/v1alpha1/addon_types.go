@@ -77,6 +77,19 @@ type AddonSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 128 && size(self[k]) <= 4096)",message="spec.options: a key is at most 128 characters and a value at most 4096"
 	Options map[string]string `json:"options,omitempty"`
 
+	// NetworkGroups are the Clever Cloud Network Groups the add-on joins: a
+	// NetworkGroup resource of this namespace (by name) or a group id
+	// (`ng_<uuid>`). Clever Cloud offers them to the providers
+	// `postgresql-addon`, `mysql-addon`, `mongodb-addon`, `redis-addon` and
+	// `es-addon` on dedicated plans; others get the condition NetworkGroups=False,
+	// reason `NetworkGroupsNotSupported`. The first group's private host name is
+	// published as `<PREFIX>_PRIVATE_HOST` (the prefix of the provider's
+	// `..._HOST` variable).
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	NetworkGroups []shared.NetworkGroupRef `json:"networkGroups,omitempty"`
+
 	// Lifecycle controls adoption, deletion and how much the operator may change.
 	shared.Lifecycle `json:",inline"`
 
@@ -90,6 +103,12 @@ type AddonSpec struct {
 // AddonStatus is the observed state of an Addon.
 type AddonStatus struct {
 	shared.CommonStatus `json:",inline"`
+
+	// NetworkGroups are the add-on's memberships of the groups in
+	// spec.networkGroups.
+	// +optional
+	// +listType=atomic
+	NetworkGroups []shared.NetworkGroupMembership `json:"networkGroups,omitempty"`
 }
 
 // Addon is a Clever Cloud add-on of any provider (`spec.providerId`) managed from

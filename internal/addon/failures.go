@@ -230,3 +230,7 @@ func apiMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// APIMessage is what a failed Clever Cloud call says, for conditions and events (the status
+// and Clever Cloud's message; never a request or response body).
+func APIMessage(err error) string { return apiMessage(err) }

@@ -108,6 +108,10 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		}
 	}
 	if addonID != "" {
+		// Leave its Network Groups first, as clever-tools unlinks members (404: not a member).
+		if err := leaveNetworkGroups(ctx, s, api); err != nil {
+			return s.failDeleteAPI(err)
+		}
 		err := api.DeleteAddon(ctx, org, addonID)
 		switch {
 		case err == nil:

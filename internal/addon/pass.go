@@ -59,6 +59,11 @@ type pass struct {
 	writes int
 	// mode is what the pass turned out to be, for its trace span (tracing.go).
 	mode string
+	// soon, when positive, is when the pass wants to run again before the resync period
+	// (Network Group joins Clever Cloud has not finished); ngSynced: the pass synced the
+	// memberships.
+	soon     time.Duration
+	ngSynced bool
 }
 
 type passEvent struct{ typ, reason, msg string }
@@ -78,6 +83,19 @@ func (s *pass) reset(live *unstructured.Unstructured) {
 }
 
 func (s *pass) now() time.Time { return s.r.now() }
+
+// requeueAfter is when a published resource is looked at again: d (the resync), sooner when
+// the pass asked for it, or in a second when memberships are pending and this pass (a wait
+// or refresh pass) did not sync them: the next pass is a full one.
+func (s *pass) requeueAfter(d time.Duration) time.Duration {
+	switch {
+	case s.soon > 0 && s.soon < d:
+		return s.soon
+	case s.soon == 0 && !s.ngSynced && s.kind.JoinsNetworkGroups() && networkGroupsPending(s.obj):
+		return time.Second
+	}
+	return d
+}
 
 // set applies a status change to the working copy and records it for commit.
 func (s *pass) set(change func(*unstructured.Unstructured)) {

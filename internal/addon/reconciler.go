@@ -47,6 +47,8 @@ const (
 	EventCredentialsUpdated = "CredentialsUpdated"
 	EventSecretReadopted    = "SecretReadopted"
 	EventVariablesPushed    = "VariablesPushed"
+	EventNetworkGroupJoined = "NetworkGroupJoined"
+	EventNetworkGroupLeft   = "NetworkGroupLeft"
 )
 
 // Reconciler is the generic provisioning engine for one kind.
@@ -63,6 +65,9 @@ type Reconciler struct {
 	// ClaimKey signs and verifies the addon-claim annotations (binding.go); nil: no claims
 	// are written and none verifies.
 	ClaimKey []byte
+	// NetworkGroupChanged, when set, is told of every NetworkGroup resource (namespace, name)
+	// an add-on joined or left, so the group's status lists its members at once.
+	NetworkGroupChanged func(namespace, name string)
 	// ResyncPeriod is how often a Ready resource is read again at Clever Cloud (one call).
 	ResyncPeriod time.Duration
 	// Selector, when set, limits the engine to the resources it matches (the watches.yaml
@@ -149,6 +154,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(sourceSecrets, onlyDeletes))
 	if r.Triggers != nil {
 		b = b.WatchesRawSource(r.Triggers)
+	}
+	if r.Kind.JoinsNetworkGroups() {
+		// A NetworkGroup that becomes Ready (or goes) wakes the resources naming it.
+		ng := &unstructured.Unstructured{}
+		ng.SetGroupVersionKind(NetworkGroupGVK)
+		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.networkGroupUsers))
 	}
 	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
 	r.waits.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
@@ -398,7 +409,8 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	addonID := statusAddon.String(obj)
 	og := statusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) {
+	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) ||
+		(r.Kind.JoinsNetworkGroups() && networkGroupsPending(obj)) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -563,6 +575,9 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		return s.pending(addon, pending)
 	}
 	r.waits.drop(s.obj.GetUID())
+	if r.Kind.JoinsNetworkGroups() {
+		s.soon, s.ngSynced = r.networkGroups(ctx, s, addon), true
+	}
 	return r.publish(ctx, s, addon.ID, addon.RealID, data)
 }
 
@@ -739,6 +754,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if err := r.adoptLegacySecret(ctx, s); err != nil {
 		return err
 	}
+	data = r.Kind.withPrivateHost(obj, data)
 	if err := r.writeSource(ctx, s, addonID, realID, data); err != nil {
 		return r.failWrite(ctx, s, err)
 	}
@@ -766,7 +782,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if rolloutDue(obj) {
 		return r.rollout(ctx, s)
 	}
-	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
+	return stop(ctrl.Result{RequeueAfter: s.requeueAfter(Jitter(r.resyncPeriod(obj)))})
 }
 
 // published is the status of a resource whose credentials were just published.

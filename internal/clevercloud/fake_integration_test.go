@@ -1323,3 +1323,80 @@ func TestFakeIntegrationPriceSystems(t *testing.T) {
 		t.Fatalf("routes as the fake counted them: %v", counts)
 	}
 }
+
+func TestFakeIntegrationNetworkGroups(t *testing.T) {
+	fake, url, cred := startFake(t, fakeapi.Options{})
+	ctx := ctxFor(t, 20*time.Second)
+	c := newITClient(t, url, clientCreds(cred), nil)
+	pg, err := c.CreateAddon(ctx, itOwner, clevercloud.CreateOpts{Name: "ng-member", Region: "par", ProviderID: "postgresql-addon", Plan: itPGDevPlanID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.SetNetworkGroupDelay(itOwner, 300*time.Millisecond)
+
+	id := "ng_0b5c3e2a-6f1d-4a8e-9c37-5d2e1f0a9b84"
+	if err := c.CreateNetworkGroup(ctx, clevercloud.NewNetworkGroup{ID: id, OwnerID: itOwner, Label: "team-a", Description: "d", Tags: []string{"k8s"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Asynchronous, as every client polls for it: 404 at first.
+	if _, err := c.GetNetworkGroup(ctx, itOwner, id); !clevercloud.IsNotFound(err) {
+		t.Fatalf("a group just asked for: %v; want a 404 until it exists", err)
+	}
+	var ng *clevercloud.NetworkGroup
+	deadline := time.Now().Add(5 * time.Second)
+	for ng == nil && time.Now().Before(deadline) {
+		if ng, err = c.GetNetworkGroup(ctx, itOwner, id); err != nil && !clevercloud.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ng == nil || ng.Label != "team-a" || ng.Description == nil || *ng.Description != "d" || len(ng.Tags) != 1 || ng.NetworkIP == "" || ng.OwnerID != itOwner {
+		t.Fatalf("group: %+v", ng)
+	}
+	// The same id twice: a conflict, never a second group.
+	if err := c.CreateNetworkGroup(ctx, clevercloud.NewNetworkGroup{ID: id, OwnerID: itOwner, Label: "again"}); err == nil || clevercloud.IsRetryable(err) {
+		t.Fatalf("second create with the same id: %v", err)
+	}
+	for _, bad := range []clevercloud.NewNetworkGroup{{ID: "team-a", OwnerID: itOwner, Label: "x"}, {ID: "ng_3f0c9a0e-1b2c-4d3e-8f4a-5b6c7d8e9f00", OwnerID: itOwner}} {
+		if err := c.CreateNetworkGroup(ctx, bad); !clevercloud.IsBadRequest(err) {
+			t.Errorf("create %+v: %v; want a 400", bad, err)
+		}
+	}
+
+	member := clevercloud.NetworkGroupMember{ID: pg.RealID, Label: "ns/pg", DomainName: clevercloud.MemberDomainName(id, pg.RealID), Kind: clevercloud.MemberKindAddon}
+	if err := c.AddNetworkGroupMember(ctx, itOwner, id, member); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []clevercloud.NetworkGroupMember{
+		{ID: pg.ID, DomainName: "x", Kind: "ADDON"},                                  // the add-on id, not its real id
+		{ID: pg.RealID, DomainName: "x", Kind: "APPLICATION"},                        // the wrong kind
+		{ID: "postgresql_" + strings.Repeat("0", 8), DomainName: "x", Kind: "ADDON"}, // no such add-on
+	} {
+		if err := c.AddNetworkGroupMember(ctx, itOwner, id, bad); err == nil || clevercloud.IsRetryable(err) {
+			t.Errorf("member %+v accepted (%v)", bad, err)
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	if ng, err = c.GetNetworkGroup(ctx, itOwner, id); err != nil {
+		t.Fatal(err)
+	}
+	if len(ng.Members) != 1 || ng.Members[0].ID != pg.RealID || ng.Members[0].Kind != "ADDON" ||
+		ng.Members[0].DomainName != pg.RealID+".m."+id+".cc-ng.cloud" {
+		t.Fatalf("members (kind upper-cased by the client): %+v", ng.Members)
+	}
+	if err := c.RemoveNetworkGroupMember(ctx, itOwner, id, pg.RealID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNetworkGroupMember(ctx, itOwner, id, pg.RealID); !clevercloud.IsNotFound(err) {
+		t.Fatalf("removing a member twice: %v; want a 404", err)
+	}
+	if err := c.DeleteNetworkGroup(ctx, itOwner, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetNetworkGroup(ctx, itOwner, id); !clevercloud.IsNotFound(err) {
+		t.Fatalf("deleted group: %v", err)
+	}
+	if got := fake.NetworkGroups(itOwner); len(got) != 0 {
+		t.Fatalf("groups left: %+v", got)
+	}
+}

@@ -28,7 +28,7 @@ var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "o
 	// The backups summary of the kinds Clever Cloud backs up.
 	"backups",
 	// What the add-on's plan costs (issue #18 §5).
-	"price"}
+	"price", "networkGroups"}
 
 // engineConditions are the condition types the engine owns.
 var engineConditions = status.EngineConditions

@@ -36,6 +36,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/networkgroup"
 )
 
 // Options configures the operator.
@@ -192,6 +193,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	engineMetrics := addon.NewMetrics(o.Registerer, mgr.GetCache(), watched)
+	ngr := &networkgroup.Reconciler{Client: mgr.GetClient(), Credentials: creds, Recorder: mgr.GetEventRecorderFor("clever-operator"),
+		ResyncPeriod: o.ResyncPeriod, Log: o.Log.WithName("networkgroup")}
+	if o.Selector != nil {
+		ngr.Selector = o.Selector.Labels
+	}
 	recorder := mgr.GetEventRecorderFor("clever-operator")
 	for _, w := range o.Watches {
 		kind, ok := addon.KindFor(w.GroupVersionKind)
@@ -215,11 +221,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Kind:     kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Credentials: creds, Plans: plans, Prices: prices, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, BackupMaxAge: o.BackupMaxAge, Metrics: engineMetrics,
-			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey,
+			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey, NetworkGroupChanged: ngr.Wake,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
 		}
+	}
+	if err := ngr.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up NetworkGroup: %w", err)
 	}
 	if err := setupCredentials(mgr, o, creds, enq, overrides, recorder); err != nil {
 		return err

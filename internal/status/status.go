@@ -48,11 +48,16 @@ const (
 	// older than it), False when it is recent, Unknown when the maximum age does not parse. A
 	// warning like Drifted: Ready never looks at it.
 	TypeBackupStale = "BackupStale"
+	// TypeNetworkGroups reports the add-on's memberships of the Network Groups in
+	// spec.networkGroups: True when it is a member of every one, False while it joins or
+	// when one cannot be joined. Ready is False while it is False (workloads may rely on the
+	// private host name), with its reason and message.
+	TypeNetworkGroups = "NetworkGroups"
 )
 
 // EngineConditions are the condition types the add-on engine owns; the Helm side's status
 // writes keep them as the engine wrote them.
-var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate, TypeBackupStale}
+var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate, TypeBackupStale, TypeNetworkGroups}
 
 // Reasons of the engine's report conditions (Drifted, Migrating, VersionUpdate).
 const (
@@ -72,6 +77,20 @@ const (
 	// ReasonBackupsUnreadable (Unknown): the backups list could not be read (an API error other
 	// than throttling or an outage).
 	ReasonBackupsUnreadable = "BackupsUnreadable"
+
+	// NetworkGroups reasons: ReasonNetworkGroupsJoined (True); the others False.
+	ReasonNetworkGroupsJoined = "Joined"
+	// ReasonNetworkGroupJoining: the member was asked for; Clever Cloud adds it shortly.
+	ReasonNetworkGroupJoining = "NetworkGroupJoining"
+	// ReasonNetworkGroupNotFound: no such NetworkGroup resource in the namespace, or no such
+	// group in the organisation.
+	ReasonNetworkGroupNotFound = "NetworkGroupNotFound"
+	// ReasonNetworkGroupNotReady: the NetworkGroup resource is not Ready yet.
+	ReasonNetworkGroupNotReady = "NetworkGroupNotReady"
+	// ReasonNetworkGroupsNotSupported: the provider or plan cannot join a Network Group.
+	ReasonNetworkGroupsNotSupported = "NetworkGroupsNotSupported"
+	// ReasonNetworkGroupFailed: Clever Cloud refused or failed a membership call.
+	ReasonNetworkGroupFailed = "NetworkGroupFailed"
 )
 
 // Stable CamelCase reasons.
@@ -278,6 +297,10 @@ func Ready(conds []Condition, deleting bool, generation int64) (ready Condition,
 	if a.Status != string(metav1.ConditionTrue) {
 		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), a.Reason, a.Message
 		return ready, IsTerminal(a.Reason)
+	}
+	if ng, ok := Find(conds, TypeNetworkGroups); ok && ng.Status == string(metav1.ConditionFalse) {
+		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ng.Reason, ng.Message
+		return ready, ng.Reason == ReasonNetworkGroupsNotSupported
 	}
 	if rf, ok := Find(conds, TypeReleaseFailed); ok && rf.Status == string(metav1.ConditionTrue) {
 		ready.Status = string(metav1.ConditionFalse)

@@ -32,6 +32,9 @@ func TestReady(t *testing.T) {
 		{"paused before the first render", []Condition{addonOK, {Type: TypePaused, Status: "True"}, {Type: TypeDeployed, Status: "Unknown"},
 			{Type: TypeReady, Status: "False", Reason: ReasonRendering}}, false, "False", ReasonRendering, false},
 		{"deleting", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}}, true, "False", ReasonDeleting, false},
+		{"network group joining", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "False", Reason: ReasonNetworkGroupJoining}}, false, "False", ReasonNetworkGroupJoining, false},
+		{"network groups not supported", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "False", Reason: ReasonNetworkGroupsNotSupported}}, false, "False", ReasonNetworkGroupsNotSupported, true},
+		{"network groups joined", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "True", Reason: ReasonNetworkGroupsJoined}}, false, "True", ReasonProvisioned, false},
 		{"delete failed", []Condition{{Type: TypeAddonReady, Status: "False", Reason: ReasonDeleteFailed}}, true, "False", ReasonDeleteFailed, false},
 	}
 	for _, c := range cases {

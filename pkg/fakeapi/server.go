@@ -154,8 +154,12 @@ type Server struct {
 	priceFactors map[string]float64            // SetOrgPriceFactor
 	// backupOverrides are the backups tests set (SetBackups, backups.go).
 	backupOverrides map[*addonRecord]*backupState
-	verMu           sync.Mutex
-	versions        map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
+	// Network Groups (networkgroups.go)
+	ngs      []*ngRecord
+	ngDelay  map[string]time.Duration // owner -> delay
+	ngSeq    int
+	verMu    sync.Mutex
+	versions map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
@@ -475,6 +479,7 @@ func (s *Server) routes() {
 	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
 	s.handle("GET /v4/billing/price-system", s.getListPriceSystem)
 	s.handle("GET /v4/billing/organisations/{ownerId}/price-system", s.getOrgPriceSystem)
+	s.networkGroupRoutes()
 	s.operatorRoutes()
 	s.backupRoutes()
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))

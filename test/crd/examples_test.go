@@ -235,8 +235,8 @@ var _ = Describe("config/samples", func() {
 		panic(err)
 	}
 
-	It("has one sample per kind (14 typed add-on kinds, the generic Addon, 2 credentials kinds), all listed in its kustomization.yaml", func() {
-		Expect(files).To(HaveLen(17))
+	It("has one sample per kind (14 typed add-on kinds, the generic Addon, 2 credentials kinds, NetworkGroup), all listed in its kustomization.yaml", func() {
+		Expect(files).To(HaveLen(18))
 		listed := kustomizationResources(filepath.Join(samplesDir, "kustomization.yaml"))
 		var names []string
 		for _, f := range files {
@@ -248,7 +248,7 @@ var _ = Describe("config/samples", func() {
 		for _, f := range files {
 			kinds[decode(readFile(f)).GetKind()] = true
 		}
-		Expect(kinds).To(HaveLen(17))
+		Expect(kinds).To(HaveLen(18))
 	})
 
 	for _, f := range files {
@@ -268,7 +268,7 @@ var _ = Describe("config/crd/kustomization.yaml", func() {
 		crdDir := filepath.Join("..", "..", "config", "crd")
 		files, err := filepath.Glob(filepath.Join(crdDir, "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(17), "the 14 typed add-on kinds, the generic Addon and the 2 credentials kinds")
+		Expect(files).To(HaveLen(18), "the 14 typed add-on kinds, the generic Addon, the 2 credentials kinds and NetworkGroup")
 		var names []string
 		for _, f := range files {
 			names = append(names, "bases/"+filepath.Base(f))

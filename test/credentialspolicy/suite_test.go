@@ -92,7 +92,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	var addonCRDs []string
 	for _, f := range files {
-		if !strings.Contains(f, "clevercredentials") {
+		if !strings.Contains(f, "clevercredentials") && !strings.Contains(f, "networkgroups") {
 			addonCRDs = append(addonCRDs, f)
 		}
 	}
@@ -168,7 +168,7 @@ func samples() map[string]*unstructured.Unstructured {
 		Expect(err).NotTo(HaveOccurred())
 		u := &unstructured.Unstructured{}
 		Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed(), f)
-		if strings.Contains(u.GetKind(), "Credentials") {
+		if strings.Contains(u.GetKind(), "Credentials") || u.GetKind() == "NetworkGroup" {
 			continue
 		}
 		out[u.GetKind()] = u

@@ -29,7 +29,7 @@ func Samples() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = slices.DeleteFunc(files, func(f string) bool { return IsCredentialsSample(f) || IsGenericSample(f) })
+	files = slices.DeleteFunc(files, func(f string) bool { return IsCredentialsSample(f) || IsGenericSample(f) || IsNetworkGroupSample(f) })
 	sort.Strings(files)
 	return loadSamples(dir, files)
 }
@@ -303,6 +303,12 @@ const genericSample = "api_v1alpha1_addon.yaml"
 
 // IsGenericSample says whether a config/samples file is the generic Addon kind's.
 func IsGenericSample(file string) bool { return filepath.Base(file) == genericSample }
+
+// IsNetworkGroupSample says whether a config/samples file is the NetworkGroup kind's (not an
+// add-on: no Secret).
+func IsNetworkGroupSample(file string) bool {
+	return filepath.Base(file) == "api_v1alpha1_networkgroup.yaml"
+}
 
 // IsCredentialsSample says whether a config/samples file is one of the credentials kinds'
 // (CleverCredentials, ClusterCleverCredentials), not an add-on kind's.

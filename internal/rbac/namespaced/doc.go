@@ -21,3 +21,7 @@ package namespaced
 // A namespace's own credentials objects (internal/credentials): read, status written.
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials,verbs=get;list;watch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status,verbs=get;update;patch
+// Network Groups (internal/networkgroup): read, finalizer and status written; add-ons read them.
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups/finalizers,verbs=update

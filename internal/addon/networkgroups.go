@@ -1,0 +1,410 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/clever-operator/clever-operator/api/shared"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Network Groups (issue #18 §3): an add-on of a provider Clever Cloud lets join a Network
+// Group (clevercloud.NetworkGroupProviders) joins those of its spec.networkGroups, a
+// NetworkGroup resource of its namespace or a group id, and publishes the first group's
+// private host name in its Secret. Memberships are read and changed on full passes (a spec
+// change, a NetworkGroup's change, the joins Clever Cloud has not finished); the periodic
+// refresh keeps the published host from status.networkGroups without a call.
+
+// NetworkGroupGVK is the NetworkGroup kind (internal/networkgroup reconciles it).
+var NetworkGroupGVK = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "NetworkGroup"}
+
+// NetworkGroupAPI is what memberships need beyond API (*clevercloud.Client implements it).
+type NetworkGroupAPI interface {
+	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
+	AddNetworkGroupMember(ctx context.Context, ownerID, networkGroupID string, m clevercloud.NetworkGroupMember) error
+	RemoveNetworkGroupMember(ctx context.Context, ownerID, networkGroupID, memberID string) error
+}
+
+// privateHostKeys: the Secret key of the private host name, per provider (the prefix of the
+// provider's own ..._HOST variable).
+var privateHostKeys = map[string]string{
+	"postgresql-addon": "POSTGRESQL_ADDON_PRIVATE_HOST",
+	"mysql-addon":      "MYSQL_ADDON_PRIVATE_HOST",
+	"mongodb-addon":    "MONGODB_ADDON_PRIVATE_HOST",
+	"redis-addon":      "REDIS_PRIVATE_HOST",
+	"es-addon":         "ES_ADDON_PRIVATE_HOST",
+}
+
+// PrivateHostKey is the Secret key holding the private host name of an add-on of provider
+// ("" for a provider that cannot join a Network Group).
+func PrivateHostKey(provider string) string {
+	if _, ok := clevercloud.NetworkGroupProviders[provider]; !ok {
+		return ""
+	}
+	return privateHostKeys[provider]
+}
+
+// JoinsNetworkGroups says whether resources of the kind may have spec.networkGroups.
+func (k *Kind) JoinsNetworkGroups() bool { return k.Generic || PrivateHostKey(k.ProviderID) != "" }
+
+var (
+	specNetworkGroups   = path{"spec", "networkGroups"}
+	statusNetworkGroups = path{"status", "networkGroups"}
+)
+
+func wantedGroups(u *unstructured.Unstructured) []string {
+	v, _, _ := unstructured.NestedStringSlice(u.Object, specNetworkGroups...)
+	return v
+}
+
+func memberships(u *unstructured.Unstructured) []shared.NetworkGroupMembership {
+	raw, _, _ := unstructured.NestedSlice(u.Object, statusNetworkGroups...)
+	out := make([]shared.NetworkGroupMembership, 0, len(raw))
+	for _, r := range raw {
+		var m shared.NetworkGroupMembership
+		if obj, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func setMemberships(u *unstructured.Unstructured, ms []shared.NetworkGroupMembership) {
+	if len(ms) == 0 {
+		statusNetworkGroups.Remove(u)
+		return
+	}
+	raw := make([]any, 0, len(ms))
+	for i := range ms {
+		if obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ms[i]); err == nil {
+			raw = append(raw, obj)
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, raw, statusNetworkGroups...)
+}
+
+// networkGroupsPending says whether the memberships need a full pass: the spec asks for
+// other groups than status holds, or the last attempt did not end with every one joined.
+func networkGroupsPending(u *unstructured.Unstructured) bool {
+	want, have := wantedGroups(u), memberships(u)
+	if len(want) == 0 && len(have) == 0 {
+		return false
+	}
+	refs := make([]string, len(have))
+	for i, m := range have {
+		refs[i] = m.Ref
+	}
+	if !sameSet(want, refs) {
+		return true
+	}
+	c, ok := status.Find(status.Conditions(u), status.TypeNetworkGroups)
+	return !ok || c.Status != string(metav1.ConditionTrue)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// withPrivateHost returns data (a copy when it adds or drops the key) with the private host
+// of the first group of spec.networkGroups the add-on is a member of.
+func (k *Kind) withPrivateHost(u *unstructured.Unstructured, data map[string]string) map[string]string {
+	key := PrivateHostKey(k.Provider(u))
+	if key == "" {
+		return data
+	}
+	host := ""
+	have := memberships(u)
+	for _, ref := range wantedGroups(u) {
+		if i := slices.IndexFunc(have, func(m shared.NetworkGroupMembership) bool { return m.Ref == ref && m.PrivateHost != "" }); i >= 0 {
+			host = have[i].PrivateHost
+			break
+		}
+	}
+	if data[key] == host {
+		return data
+	}
+	out := make(map[string]string, len(data)+1)
+	for k, v := range data {
+		out[k] = v
+	}
+	if host == "" {
+		delete(out, key)
+	} else {
+		out[key] = host
+	}
+	return out
+}
+
+// syncNetworkGroups brings the add-on's memberships to spec.networkGroups (a full pass's
+// step, after the add-on is found and before its credentials are published). It reports in
+// status.networkGroups and the NetworkGroups condition, and returns when to look again
+// (0: nothing pending).
+func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
+	obj := s.obj
+	want, have := wantedGroups(obj), memberships(obj)
+	if len(want) == 0 && len(have) == 0 {
+		if _, ok := status.Find(status.Conditions(obj), status.TypeNetworkGroups); ok {
+			s.removeCondition(status.TypeNetworkGroups)
+		}
+		return 0
+	}
+	provider := r.Kind.Provider(obj)
+	api, ok := s.api.(NetworkGroupAPI)
+	switch {
+	case len(want) > 0 && PrivateHostKey(provider) == "":
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, fmt.Sprintf(
+			"add-ons of provider %s cannot join a Network Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
+		return 0
+	case len(want) > 0 && strings.EqualFold(addon.Plan.Slug, "dev"):
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
+			"add-ons on the shared dev plan cannot join a Network Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
+		return 0
+	case !ok:
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network Group calls")
+		return 0
+	}
+
+	var (
+		out          []shared.NetworkGroupMembership
+		problems     []string
+		reason       string
+		joining      []string
+		joined       []string
+		resolved     = map[string]string{} // ref -> id
+		problem      = func(rsn, msg string) { problems = append(problems, msg); reason = firstNonEmpty(reason, rsn) }
+		label        = obj.GetNamespace() + "/" + obj.GetName()
+		previous     = func(ref string) (shared.NetworkGroupMembership, bool) { return findMembership(have, ref) }
+		memberID     = addon.RealID
+		keepPrevious = func(ref string) {
+			if m, ok := previous(ref); ok {
+				out = append(out, m)
+			}
+		}
+	)
+	for _, ref := range want {
+		id, rsn, msg := r.resolveGroup(ctx, s, ref)
+		if msg != "" {
+			problem(rsn, msg)
+			keepPrevious(ref) // still tracked: left when the entry goes
+			continue
+		}
+		resolved[ref] = id
+		ng, err := api.GetNetworkGroup(ctx, s.org, id)
+		switch {
+		case clevercloud.IsNotFound(err):
+			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.org))
+			continue
+		case err != nil:
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, apiMessage(err)))
+			keepPrevious(ref)
+			continue
+		}
+		if i := slices.IndexFunc(ng.Members, func(m clevercloud.NetworkGroupMember) bool { return m.ID == memberID }); i >= 0 {
+			out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID, PrivateHost: ng.Members[i].DomainName})
+			joined = append(joined, fmt.Sprintf("%s (%s)", id, ref))
+			continue
+		}
+		if m, ok := previous(ref); !ok || m.ID != id || m.PrivateHost != "" {
+			// Not asked yet for this group (or the member went away): ask. A join asked
+			// earlier whose member does not show yet is waited for, not asked again.
+			err := api.AddNetworkGroupMember(ctx, s.org, id, clevercloud.NetworkGroupMember{
+				ID: memberID, Label: label, DomainName: clevercloud.MemberDomainName(id, memberID), Kind: clevercloud.MemberKindAddon})
+			if err != nil && !clevercloud.IsConflict(err) {
+				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, apiMessage(err)))
+				continue
+			}
+			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
+		}
+		out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID})
+		joining = append(joining, fmt.Sprintf("%s (%s)", id, ref))
+	}
+	// Leave the groups no longer asked for (or whose NetworkGroup now names another group).
+	for _, m := range have {
+		if slices.ContainsFunc(out, func(o shared.NetworkGroupMembership) bool { return o.ID == m.ID }) {
+			continue
+		}
+		if id, ok := resolved[m.Ref]; ok && id == m.ID {
+			continue // the group is gone (reported above): nothing to leave
+		}
+		err := api.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member)
+		if err != nil && !clevercloud.IsNotFound(err) {
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, apiMessage(err)))
+			out = append(out, m)
+			continue
+		}
+		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
+	}
+	s.set(func(u *unstructured.Unstructured) { setMemberships(u, out) })
+	if r.NetworkGroupChanged != nil {
+		for _, ref := range changedRefs(have, out) {
+			if !strings.HasPrefix(ref, "ng_") {
+				r.NetworkGroupChanged(obj.GetNamespace(), ref)
+			}
+		}
+	}
+
+	switch {
+	case len(problems) > 0:
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, reason, strings.Join(problems, "; "))
+		if reason == status.ReasonNetworkGroupFailed {
+			return s.networkGroupsBackoff()
+		}
+		return 0 // a NetworkGroup's change (watched) or the spec's wakes the resource
+	case len(joining) > 0:
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupJoining,
+			"Clever Cloud is adding the add-on to Network Group "+strings.Join(joining, ", "))
+		return s.networkGroupsBackoff()
+	case len(want) == 0:
+		s.removeCondition(status.TypeNetworkGroups)
+		return 0
+	}
+	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network Group "+strings.Join(joined, ", "))
+	return 0
+}
+
+// networkGroupsBackoff is when to look at memberships again while they do not settle: 2 s,
+// growing with the time the condition has been False, up to 5 min.
+func (s *pass) networkGroupsBackoff() time.Duration {
+	c, ok := status.Find(status.Conditions(s.base), status.TypeNetworkGroups)
+	if !ok || c.Status != string(metav1.ConditionFalse) {
+		return 2 * time.Second
+	}
+	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
+	if err != nil {
+		return 2 * time.Second
+	}
+	return min(max(s.now().Sub(since)/2, 2*time.Second), 5*time.Minute)
+}
+
+// changedRefs are the refs whose membership differs between a and b.
+func changedRefs(a, b []shared.NetworkGroupMembership) []string {
+	var out []string
+	for _, x := range a {
+		if i := slices.IndexFunc(b, func(y shared.NetworkGroupMembership) bool { return y.Ref == x.Ref }); i < 0 || b[i] != x {
+			out = append(out, x.Ref)
+		}
+	}
+	for _, y := range b {
+		if !slices.ContainsFunc(a, func(x shared.NetworkGroupMembership) bool { return x.Ref == y.Ref }) {
+			out = append(out, y.Ref)
+		}
+	}
+	return out
+}
+
+func findMembership(ms []shared.NetworkGroupMembership, ref string) (shared.NetworkGroupMembership, bool) {
+	for _, m := range ms {
+		if m.Ref == ref {
+			return m, true
+		}
+	}
+	return shared.NetworkGroupMembership{}, false
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func networkGroupProviderList() []string {
+	out := make([]string, 0, len(clevercloud.NetworkGroupProviders))
+	for p := range clevercloud.NetworkGroupProviders {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resolveGroup turns a spec.networkGroups entry into a group id: an id as it is, a name into
+// the id of the NetworkGroup resource of the namespace (Ready, same organisation). msg says
+// why it cannot be had (reason for the condition).
+func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id, reason, msg string) {
+	if strings.HasPrefix(ref, "ng_") {
+		return ref, "", ""
+	}
+	ng := &unstructured.Unstructured{}
+	ng.SetGroupVersionKind(NetworkGroupGVK)
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.obj.GetNamespace(), Name: ref}, ng); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s does not exist in namespace %s", ref, s.obj.GetNamespace())
+		}
+		return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("reading NetworkGroup %s: %v", ref, err)
+	}
+	if org := specOrganisation.String(ng); org != s.org {
+		return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s is in organisation %s, the add-on in %s: a group only takes members of its organisation", ref, org, s.org)
+	}
+	ready, _ := status.Find(status.Conditions(ng), status.TypeReady)
+	id = path{"status", "id"}.String(ng)
+	if ready.Status != string(metav1.ConditionTrue) || id == "" || ng.GetDeletionTimestamp() != nil {
+		return "", status.ReasonNetworkGroupNotReady, fmt.Sprintf("NetworkGroup %s is not Ready yet", ref)
+	}
+	return id, "", ""
+}
+
+// leaveNetworkGroups removes the add-on from its groups before it is deleted (errors other
+// than 404 stop the deletion, which is retried).
+func leaveNetworkGroups(ctx context.Context, s *pass, api API) error {
+	nga, ok := api.(NetworkGroupAPI)
+	if !ok {
+		return nil
+	}
+	for _, m := range memberships(s.obj) {
+		if err := nga.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
+			return fmt.Errorf("leaving Network Group %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// networkGroupUsers maps a NetworkGroup to the resources of the kind that name it.
+func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []reconcile.Request {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(r.Kind.GVK.GroupVersion().WithKind(r.Kind.GVK.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.InNamespace(ng.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if slices.Contains(wantedGroups(&list.Items[i]), ng.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// networkGroups is the full pass's membership step: synced, except for a resource that may
+// not change its add-on (ObserveOnly) or is paused, which keeps what status says.
+func (r *Reconciler) networkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
+	if len(wantedGroups(s.obj)) > 0 && s.life.observeOnly {
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
+			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network Group; remove spec.networkGroups or manage the add-on (Full)")
+		return 0
+	}
+	if s.life.paused {
+		return 0
+	}
+	return r.syncNetworkGroups(ctx, s, addon)
+}

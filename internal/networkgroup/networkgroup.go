@@ -1,0 +1,357 @@
+// Package networkgroup reconciles NetworkGroup resources: Clever Cloud Network Groups
+// (issue #18 §3). The group's id is chosen by the operator and recorded in status before the
+// group is asked for (the API takes the id from the client), so a pass that crashes or a
+// retry never makes a second group; creation is asynchronous at Clever Cloud (every client
+// polls until the group shows), and so is the resource's Ready. Add-ons join groups through
+// their spec.networkGroups (internal/addon/networkgroups.go).
+package networkgroup
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Finalizer keeps a NetworkGroup until its group is deleted at Clever Cloud.
+const Finalizer = addon.Group + "/networkgroup"
+
+// Condition reasons and event reasons of a NetworkGroup.
+const (
+	ReasonCreating  = "Creating"
+	ReasonAvailable = "Available"
+	ReasonMissing   = "NetworkGroupMissing"
+
+	EventCreated = "NetworkGroupCreated"
+	EventDeleted = "NetworkGroupDeleted"
+	EventKept    = "NetworkGroupOrphaned"
+)
+
+// API is the Clever Cloud calls a NetworkGroup needs (*clevercloud.Client implements it).
+type API interface {
+	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
+	CreateNetworkGroup(ctx context.Context, ng clevercloud.NewNetworkGroup) error
+	DeleteNetworkGroup(ctx context.Context, ownerID, id string) error
+}
+
+// Reconciler reconciles NetworkGroup resources.
+type Reconciler struct {
+	Client      client.Client
+	Credentials addon.Credentials
+	Recorder    record.EventRecorder
+	// Selector, when set, limits the controller to the resources it matches (--watch-selector).
+	Selector     labels.Selector
+	ResyncPeriod time.Duration
+	Log          logr.Logger
+	// Now and NewID are the clock and the id generator (tests).
+	Now   func() time.Time
+	NewID func() string
+
+	wake chan event.TypedGenericEvent[*unstructured.Unstructured]
+}
+
+// Wake asks for a pass over the NetworkGroup namespace/name soon (an add-on joined or left
+// it: its status.members is read again). It never blocks.
+func (r *Reconciler) Wake(namespace, name string) {
+	if r == nil || r.wake == nil {
+		return
+	}
+	u := newObject()
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	select {
+	case r.wake <- event.TypedGenericEvent[*unstructured.Unstructured]{Object: u}:
+	default: // full: the resync reads the members anyway
+	}
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Reconciler) newID() string {
+	if r.NewID != nil {
+		return r.NewID()
+	}
+	return "ng_" + uuid.NewString()
+}
+
+func newObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(addon.NetworkGroupGVK)
+	return u
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.ResyncPeriod == 0 {
+		r.ResyncPeriod = addon.DefaultResyncPeriod
+	}
+	preds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
+	if r.Selector != nil && !r.Selector.Empty() {
+		sel := r.Selector
+		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
+	}
+	r.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 256)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("networkgroup").
+		For(newObject(), builder.WithPredicates(preds...)).
+		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 2,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute),
+		}).
+		Complete(r)
+}
+
+// Reconcile creates, observes or deletes one Network Group.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := obj.DeepCopy()
+	res, err := r.reconcile(ctx, obj)
+	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return res, err // released
+	}
+	if werr := r.writeStatus(ctx, base, obj); werr != nil && err == nil {
+		if apierrors.IsConflict(werr) {
+			// Read from a copy older than an earlier pass's write: again, from the new one.
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, werr
+	}
+	return res, err
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, base, obj *unstructured.Unstructured) error {
+	st, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	old, _, _ := unstructured.NestedFieldNoCopy(base.Object, "status")
+	if fmt.Sprint(st) == fmt.Sprint(old) {
+		return nil
+	}
+	// Optimistic: a pass that read a stale copy (without the id an earlier pass recorded) must
+	// not record another id.
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
+}
+
+func str(u *unstructured.Unstructured, fields ...string) string {
+	v, _, _ := unstructured.NestedString(u.Object, fields...)
+	return v
+}
+
+// ready sets Ready (and Stalled for a refusal that waits for a change) on obj.
+func (r *Reconciler) ready(obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg string, stalled bool) {
+	conds := status.Conditions(obj)
+	conds, _ = status.Set(conds, status.Condition{Type: status.TypeReady, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
+	if stalled {
+		conds, _ = status.Set(conds, status.Condition{Type: status.TypeStalled, Status: string(metav1.ConditionTrue), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
+	} else {
+		conds, _ = status.Remove(conds, status.TypeStalled)
+	}
+	status.SetConditions(obj, conds)
+	_ = unstructured.SetNestedField(obj.Object, obj.GetGeneration(), "status", "observedGeneration")
+}
+
+// refuse reports a refusal (Warning event when it is new) and waits for a change.
+func (r *Reconciler) refuse(obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	r.ready(obj, metav1.ConditionFalse, reason, msg, true)
+	if prev.Reason != reason || prev.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// fail reports a failed Clever Cloud call and lets the work queue back off.
+func (r *Reconciler) fail(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
+	reason := status.ReasonAPIError
+	if clevercloud.IsRetryable(err) {
+		reason = status.ReasonAPIUnavailable
+	}
+	msg := what + ": " + addon.APIMessage(err)
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	r.ready(obj, metav1.ConditionFalse, reason, msg, false)
+	if prev.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	return ctrl.Result{}, fmt.Errorf("%s", msg)
+}
+
+// connect resolves the resource's credentials as the add-on kinds do.
+func (r *Reconciler) connect(ctx context.Context, obj *unstructured.Unstructured, org string) (API, string, string) {
+	g, err := r.Credentials.Resolve(ctx, obj)
+	if err != nil {
+		if ref, ok := addon.AsRefused(err); ok {
+			return nil, ref.Reason, ref.Message
+		}
+		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err)
+	}
+	if !g.AllowsOrganisation(org) {
+		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source)
+	}
+	api, ok := g.API.(API)
+	if !ok {
+		return nil, status.ReasonInvalidCredentials, "the Clever Cloud client in use has no Network Group calls"
+	}
+	return api, "", ""
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
+	if obj.GetDeletionTimestamp() != nil {
+		return r.finalize(ctx, obj)
+	}
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		patch := client.MergeFrom(obj.DeepCopy())
+		controllerutil.AddFinalizer(obj, Finalizer)
+		if err := r.Client.Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	org := str(obj, "spec", "organisation")
+	if !addon.ValidOwnerID(org) {
+		return r.refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org))
+	}
+	api, reason, msg := r.connect(ctx, obj, org)
+	if api == nil {
+		return r.refuse(obj, reason, msg)
+	}
+	id := str(obj, "status", "id")
+	if id == "" {
+		// Recorded first: the POST carries it, and every later pass looks it up.
+		id = r.newID()
+		_ = unstructured.SetNestedField(obj.Object, id, "status", "id")
+		r.ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("creating Network Group %s in organisation %s", id, org), false)
+		return ctrl.Result{Requeue: true}, nil
+	}
+	ng, err := api.GetNetworkGroup(ctx, org, id)
+	switch {
+	case clevercloud.IsNotFound(err):
+		prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+		if prev.Reason == ReasonAvailable {
+			r.Recorder.Event(obj, corev1.EventTypeWarning, ReasonMissing, fmt.Sprintf("Network Group %s was deleted outside the operator; creating it again", id))
+		}
+		err := api.CreateNetworkGroup(ctx, clevercloud.NewNetworkGroup{ID: id, OwnerID: org, Label: label(obj),
+			Description: str(obj, "spec", "description"), Tags: tags(obj)})
+		if err != nil && !clevercloud.IsConflict(err) {
+			if clevercloud.IsBadRequest(err) {
+				return r.refuse(obj, status.ReasonInvalidSpec, "Clever Cloud refused the Network Group: "+addon.APIMessage(err))
+			}
+			return r.fail(obj, "creating Network Group "+id, err)
+		}
+		r.ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("Clever Cloud is creating Network Group %s in organisation %s", id, org), false)
+		return ctrl.Result{RequeueAfter: r.creatingBackoff(obj)}, nil
+	case err != nil:
+		return r.fail(obj, "reading Network Group "+id, err)
+	}
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	if prev.Reason == ReasonCreating {
+		r.Recorder.Event(obj, corev1.EventTypeNormal, EventCreated, fmt.Sprintf("Created Network Group %s (%s) in organisation %s", id, ng.Label, org))
+	}
+	members := make([]any, 0, len(ng.Members))
+	for _, m := range ng.Members {
+		e := map[string]any{"id": m.ID, "kind": m.Kind}
+		if m.DomainName != "" {
+			e["domainName"] = m.DomainName
+		}
+		if m.Label != "" {
+			e["label"] = m.Label
+		}
+		members = append(members, e)
+	}
+	if len(members) > 0 {
+		_ = unstructured.SetNestedSlice(obj.Object, members, "status", "members")
+	} else {
+		unstructured.RemoveNestedField(obj.Object, "status", "members")
+	}
+	if ng.NetworkIP != "" {
+		_ = unstructured.SetNestedField(obj.Object, ng.NetworkIP, "status", "network")
+	}
+	if len(ng.Peers) > 0 {
+		_ = unstructured.SetNestedField(obj.Object, int64(len(ng.Peers)), "status", "peers")
+	} else {
+		unstructured.RemoveNestedField(obj.Object, "status", "peers")
+	}
+	r.ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
+	period := r.ResyncPeriod
+	return ctrl.Result{RequeueAfter: period + time.Duration(rand.Int64N(int64(period/10)+1))}, nil
+}
+
+// creatingBackoff: 1 s, growing with the time the group has been Creating, up to 1 min.
+func (r *Reconciler) creatingBackoff(obj *unstructured.Unstructured) time.Duration {
+	c, ok := status.Find(status.Conditions(obj), status.TypeReady)
+	if !ok {
+		return time.Second
+	}
+	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
+	if err != nil {
+		return time.Second
+	}
+	return min(max(r.now().Sub(since)/2, time.Second), time.Minute)
+}
+
+func label(obj *unstructured.Unstructured) string {
+	if l := str(obj, "spec", "label"); l != "" {
+		return l
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
+func tags(obj *unstructured.Unstructured) []string {
+	t, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "tags")
+	return t
+}
+
+func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	id, org := str(obj, "status", "id"), str(obj, "spec", "organisation")
+	switch {
+	case id == "":
+	case str(obj, "spec", "deletionPolicy") == "Orphan":
+		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Deletion policy Orphan: Network Group %s in organisation %s is kept at Clever Cloud", id, org))
+	case obj.GetAnnotations()[addon.AnnotationSkipDeprovision] == "true":
+		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", addon.AnnotationSkipDeprovision, id, org))
+	default:
+		api, reason, msg := r.connect(ctx, obj, org)
+		if api == nil {
+			return r.refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", addon.AnnotationSkipDeprovision))
+		}
+		if err := api.DeleteNetworkGroup(ctx, org, id); err != nil && !clevercloud.IsNotFound(err) {
+			return r.fail(obj, "deleting Network Group "+id, err)
+		}
+		r.Recorder.Event(obj, corev1.EventTypeNormal, EventDeleted, fmt.Sprintf("Deleted Network Group %s in organisation %s", id, org))
+	}
+	patch := client.MergeFrom(obj.DeepCopy())
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
+}
