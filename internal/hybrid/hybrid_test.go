@@ -96,6 +96,36 @@ func TestMergeEngineStatusKeepsEngineFieldsAndDropsManifest(t *testing.T) {
 	}
 }
 
+func TestMergeEngineStatusDropsWhatTheEngineRemoved(t *testing.T) {
+	// The Helm side read the resource while it was in a Network Group; the engine has since
+	// removed the membership and its condition: the Helm side's write must not bring them back.
+	helmWrite := &unstructured.Unstructured{Object: map[string]any{
+		"status": map[string]any{
+			"networkGroups": []any{map[string]any{"ref": "a", "id": "ng_1", "member": "redis_1"}},
+			"conditions": []any{
+				map[string]any{"type": "Deployed", "status": "True", "reason": "UpgradeSuccessful"},
+				map[string]any{"type": status.TypeNetworkGroups, "status": "True", "reason": status.ReasonNetworkGroupsJoined},
+			},
+		},
+	}}
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"status": map[string]any{
+			"addon":      "addon_1",
+			"conditions": []any{map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned}},
+		},
+	}}
+	MergeEngineStatus(helmWrite, live)
+	if _, found, _ := unstructured.NestedFieldNoCopy(helmWrite.Object, "status", "networkGroups"); found {
+		t.Error("status.networkGroups the engine removed came back")
+	}
+	if _, ok := status.Find(status.Conditions(helmWrite), status.TypeNetworkGroups); ok {
+		t.Error("the NetworkGroups condition the engine removed came back")
+	}
+	if _, ok := status.Find(status.Conditions(helmWrite), "Deployed"); !ok {
+		t.Error("the Helm side's own condition was dropped")
+	}
+}
+
 // getOnly is a client whose Get returns a fixed live object (the cache, in production).
 type getOnly struct {
 	client.Client

@@ -227,6 +227,8 @@ func MergeEngineStatus(u, live *unstructured.Unstructured) {
 	for _, f := range engineOwned {
 		if v, found, _ := unstructured.NestedFieldCopy(live.Object, "status", f); found {
 			_ = unstructured.SetNestedField(u.Object, v, "status", f)
+		} else {
+			unstructured.RemoveNestedField(u.Object, "status", f) // the engine removed it
 		}
 	}
 	conds := status.Conditions(u)
@@ -234,6 +236,9 @@ func MergeEngineStatus(u, live *unstructured.Unstructured) {
 	for _, t := range engineConditions {
 		lc, ok := status.Find(liveConds, t)
 		if !ok {
+			// The engine removed it (NetworkGroups once no group is asked for, ...): a copy
+			// the Helm side read before must not bring it back.
+			conds, _ = status.Remove(conds, t)
 			continue
 		}
 		replaced := false

@@ -76,7 +76,7 @@ func loseNamespace(ctx context.Context, ns string, resources []*unstructured.Uns
 // returns it as the API server holds it, its add-on id and its backup (kube.Manifest).
 func readyWithClaim(ctx context.Context, sample, ns string) (cur *unstructured.Unstructured, id string, backup *unstructured.Unstructured) {
 	GinkgoHelper()
-	cr := suite.Sample(sample, ns)
+	cr := ownSample(sample, ns) // labelled: fastRefresh can refresh it alone
 	Expect(k8s.Create(ctx, cr)).To(Succeed())
 	Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 	Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
@@ -217,9 +217,9 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		Expect(second.Events(taken)).To(ContainElement("Normal AddonTakenOver"))
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
 
-		// The first cluster's resource sees it at its next read of the add-on.
-		mgr.Stop()
-		startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 2 * time.Second })
+		// The first cluster's resource sees it at its next read of the add-on (refreshed every
+		// 3 s, alone: the resources other specs left are not refreshed with it).
+		fastRefresh(ns)
 		DeferCleanup(func() { mgr.Stop(); startManager() })
 		Eventually(suite.ReadyOf(first), 30*time.Second).Should(Equal("False/AddonManagedElsewhere"))
 		cur = suite.Get(first)
