@@ -93,6 +93,7 @@ type flags struct {
 	version                           bool
 	resyncPeriod                      time.Duration
 	priceRefresh                      time.Duration
+	cellarEndpoint                    string
 	helmPeriod                        time.Duration
 	workers                           int
 	apiRate                           float64
@@ -146,6 +147,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", addon.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
 	fs.DurationVar(&f.priceRefresh, "price-refresh-period", addon.DefaultPriceRefresh, "how long a Clever Cloud price system is used before it is read again (status.price, the price metric); 0 turns price lookups off")
+	fs.StringVar(&f.cellarEndpoint, "cellar-endpoint", "", "S3 endpoint URL (http[s]://host[:port]) CellarBuckets reach every Cellar add-on at, instead of its CELLAR_ADDON_HOST over HTTPS (a proxy, a local S3 server for demos and tests)")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
 	fs.StringVar(&f.deletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")
@@ -194,6 +196,10 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if f.onMissing != "recreate" && f.onMissing != "report" {
 		return fmt.Errorf("--on-addon-missing must be recreate or report, not %q", f.onMissing)
+	}
+	cellarEndpoint, err := parseCellarEndpoint(f.cellarEndpoint)
+	if err != nil {
+		return err
 	}
 	sel, err := operator.ParseWatchSelector(f.watchSelector)
 	if err != nil {
@@ -270,7 +276,7 @@ func run(args []string, stdout io.Writer) error {
 		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
 		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
 		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,
-		Selector: sel,
+		Selector: sel, CellarEndpoint: cellarEndpoint,
 	}); err != nil {
 		return err
 	}
@@ -437,6 +443,20 @@ func suggestEndpoint(api config.APIConfig, ep string) string {
 		return def
 	}
 	return def + " with no path"
+}
+
+// parseCellarEndpoint turns --cellar-endpoint into the CellarBuckets' endpoint mapping (nil:
+// each Cellar's own host, over HTTPS).
+func parseCellarEndpoint(v string) (func(host, keyID string) (string, bool), error) {
+	if v == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("--cellar-endpoint must be an http:// or https:// URL with a host and no path, not %q", v)
+	}
+	host, secure := u.Host, u.Scheme == "https"
+	return func(string, string) (string, bool) { return host, secure }, nil
 }
 
 // priceRefresh maps the flag (0: off) to operator.Options.PriceRefresh (negative: off).

@@ -31,6 +31,7 @@ func TestRunConfigErrors(t *testing.T) {
 		{"stray argument", nil, []string{"daemon"}, `unexpected argument "daemon"`},
 		{"bad watch selector", nil, []string{"--watch-selector", "shard in a", "--check"}, `--watch-selector "shard in a"`},
 		{"bad watch selector from the environment", map[string]string{"WATCH_SELECTOR": "=a"}, []string{"--check"}, `--watch-selector "=a"`},
+		{"bad cellar endpoint", nil, []string{"--cellar-endpoint", "cellar.example.com", "--check"}, `--cellar-endpoint must be an http:// or https:// URL with a host and no path, not "cellar.example.com"`},
 		{"empty lease name", nil, []string{"--leader-election-id", "", "--check"}, "--leader-election-id must not be empty"},
 		{"missing config file", nil, []string{"--config", "/nonexistent/config.toml", "--check"}, "/nonexistent/config.toml"},
 		{"half a consumer pair", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "t1", "CLEVER_OPERATOR_API_SECRET": "s1", "CLEVER_OPERATOR_API_CONSUMER_KEY": "ck"}, []string{"--check"},

@@ -62,8 +62,12 @@ func run() error {
 	defer h.Stop()
 	k8s, kcPath, endpoint, fake := h.Client, h.Kubeconfig, h.Endpoint, h.Fake()
 
+	step("starting a local S3 server (gofakes3) for the Cellar bucket")
+	s3 := harness.NewS3Server("") // any Cellar's keys
+	defer s3.Close()
+
 	step("starting the operator (bin/manager) against them")
-	op := h.NewOperator(harness.OperatorOptions{Name: "operator"})
+	op := h.NewOperator(harness.OperatorOptions{Name: "operator", Args: []string{"--cellar-endpoint=" + s3.URL}})
 	logPath := op.LogPath
 	if err := op.Start(); err != nil {
 		return err
@@ -71,7 +75,7 @@ func run() error {
 	opDone := op.Done()
 	defer func() { _ = op.Stop(10 * time.Second) }()
 
-	step("applying config/samples (one resource of every kind, and an Addon of a provider with no typed kind)")
+	step("applying config/samples (one resource of every kind, an Addon of a provider with no typed kind, and a bucket in the Cellar)")
 	samples, err := harness.Samples()
 	if err != nil {
 		return err
@@ -80,7 +84,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	samples = append(samples, generic)
+	bucket, err := harness.CellarBucketSampleObject() // a bucket in the Cellar sample
+	if err != nil {
+		return err
+	}
+	samples = append(samples, generic, bucket)
 	for _, s := range samples {
 		s.SetNamespace("default")
 		if err := k8s.Create(ctx, s); err != nil {
@@ -154,6 +162,9 @@ func table(ctx context.Context, k8s client.Client, samples []*unstructured.Unstr
 			}
 		}
 		r.addon, _, _ = unstructured.NestedString(cur.Object, "status", "addon")
+		if r.addon == "" { // a CellarBucket: its bucket
+			r.addon, _, _ = unstructured.NestedString(cur.Object, "status", "bucketName")
+		}
 		r.secret, _, _ = unstructured.NestedString(cur.Object, "status", "secretName")
 		if r.secret != "" {
 			sec := &corev1.Secret{}

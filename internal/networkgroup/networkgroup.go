@@ -15,7 +15,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -142,68 +142,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return res, err // released
 	}
-	if werr := r.writeStatus(ctx, base, obj); werr != nil && err == nil {
-		if apierrors.IsConflict(werr) {
-			// Read from a copy older than an earlier pass's write: again, from the new one.
-			return ctrl.Result{Requeue: true}, nil
-		}
-		return ctrl.Result{}, werr
-	}
-	return res, err
+	return standalone.WriteStatus(ctx, r.Client, base, obj, res, err)
 }
 
-func (r *Reconciler) writeStatus(ctx context.Context, base, obj *unstructured.Unstructured) error {
-	st, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
-	old, _, _ := unstructured.NestedFieldNoCopy(base.Object, "status")
-	if fmt.Sprint(st) == fmt.Sprint(old) {
-		return nil
-	}
-	// Optimistic: a pass that read a stale copy (without the id an earlier pass recorded) must
-	// not record another id.
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
+func (r *Reconciler) report() standalone.Reporter {
+	return standalone.Reporter{Recorder: r.Recorder, Now: r.Now}
 }
 
-func str(u *unstructured.Unstructured, fields ...string) string {
-	v, _, _ := unstructured.NestedString(u.Object, fields...)
-	return v
-}
+func str(u *unstructured.Unstructured, fields ...string) string { return standalone.Str(u, fields...) }
 
-// ready sets Ready (and Stalled for a refusal that waits for a change) on obj.
 func (r *Reconciler) ready(obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg string, stalled bool) {
-	conds := status.Conditions(obj)
-	conds, _ = status.Set(conds, status.Condition{Type: status.TypeReady, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
-	if stalled {
-		conds, _ = status.Set(conds, status.Condition{Type: status.TypeStalled, Status: string(metav1.ConditionTrue), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
-	} else {
-		conds, _ = status.Remove(conds, status.TypeStalled)
-	}
-	status.SetConditions(obj, conds)
-	_ = unstructured.SetNestedField(obj.Object, obj.GetGeneration(), "status", "observedGeneration")
+	r.report().Ready(obj, s, reason, msg, stalled)
 }
 
-// refuse reports a refusal (Warning event when it is new) and waits for a change.
 func (r *Reconciler) refuse(obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
-	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
-	r.ready(obj, metav1.ConditionFalse, reason, msg, true)
-	if prev.Reason != reason || prev.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	}
-	return ctrl.Result{}, nil
+	return r.report().Refuse(obj, reason, msg)
 }
 
-// fail reports a failed Clever Cloud call and lets the work queue back off.
 func (r *Reconciler) fail(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
-	reason := status.ReasonAPIError
-	if clevercloud.IsRetryable(err) {
-		reason = status.ReasonAPIUnavailable
-	}
-	msg := what + ": " + addon.APIMessage(err)
-	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
-	r.ready(obj, metav1.ConditionFalse, reason, msg, false)
-	if prev.Message != msg {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	}
-	return ctrl.Result{}, fmt.Errorf("%s", msg)
+	return r.report().Fail(obj, what, err)
 }
 
 // connect resolves the resource's credentials as the add-on kinds do.
@@ -307,15 +264,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 
 // creatingBackoff: 1 s, growing with the time the group has been Creating, up to 1 min.
 func (r *Reconciler) creatingBackoff(obj *unstructured.Unstructured) time.Duration {
-	c, ok := status.Find(status.Conditions(obj), status.TypeReady)
-	if !ok {
-		return time.Second
-	}
-	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
-	if err != nil {
-		return time.Second
-	}
-	return min(max(r.now().Sub(since)/2, time.Second), time.Minute)
+	return r.report().Backoff(obj, time.Second, time.Minute)
 }
 
 func label(obj *unstructured.Unstructured) string {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/cellarbucket"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -86,6 +87,10 @@ type Options struct {
 	// Selector (--watch-selector) limits both sides to the resources it selects, on top of
 	// each watch's own selector; nil: all. RestrictCache applies it to the manager's cache.
 	Selector *WatchSelector
+	// CellarEndpoint maps a Cellar host (CELLAR_ADDON_HOST) and key id to the S3 endpoint
+	// CellarBuckets call and whether over TLS (nil: the host itself, over TLS; tests point it
+	// at a local S3 server).
+	CellarEndpoint func(host, keyID string) (endpoint string, secure bool)
 }
 
 // NewScheme returns the scheme the manager needs: the built-in types and the credentials
@@ -229,6 +234,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := ngr.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NetworkGroup: %w", err)
+	}
+	cbr := &cellarbucket.Reconciler{Client: mgr.GetClient(), Credentials: creds, Recorder: recorder,
+		ResyncPeriod: o.ResyncPeriod, Log: o.Log.WithName("cellarbucket"), Endpoint: o.CellarEndpoint}
+	if o.Selector != nil {
+		cbr.Selector = o.Selector.Labels
+	}
+	if err := cbr.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up CellarBucket: %w", err)
 	}
 	if err := setupCredentials(mgr, o, creds, enq, overrides, recorder); err != nil {
 		return err

@@ -235,8 +235,8 @@ var _ = Describe("config/samples", func() {
 		panic(err)
 	}
 
-	It("has one sample per kind (14 typed add-on kinds, the generic Addon, 2 credentials kinds, NetworkGroup), all listed in its kustomization.yaml", func() {
-		Expect(files).To(HaveLen(18))
+	It("has one sample per kind (14 typed add-on kinds, the generic Addon, 2 credentials kinds, NetworkGroup, CellarBucket), all listed in its kustomization.yaml", func() {
+		Expect(files).To(HaveLen(19))
 		listed := kustomizationResources(filepath.Join(samplesDir, "kustomization.yaml"))
 		var names []string
 		for _, f := range files {
@@ -248,7 +248,7 @@ var _ = Describe("config/samples", func() {
 		for _, f := range files {
 			kinds[decode(readFile(f)).GetKind()] = true
 		}
-		Expect(kinds).To(HaveLen(18))
+		Expect(kinds).To(HaveLen(19))
 	})
 
 	for _, f := range files {
@@ -268,7 +268,7 @@ var _ = Describe("config/crd/kustomization.yaml", func() {
 		crdDir := filepath.Join("..", "..", "config", "crd")
 		files, err := filepath.Glob(filepath.Join(crdDir, "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(18), "the 14 typed add-on kinds, the generic Addon, the 2 credentials kinds and NetworkGroup")
+		Expect(files).To(HaveLen(19), "the 14 typed add-on kinds, the generic Addon, the 2 credentials kinds, NetworkGroup and CellarBucket")
 		var names []string
 		for _, f := range files {
 			names = append(names, "bases/"+filepath.Base(f))

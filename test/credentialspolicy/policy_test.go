@@ -400,7 +400,7 @@ func configCRDs() []crd {
 	for _, f := range files {
 		c := &apiextensionsv1.CustomResourceDefinition{}
 		readStrict(f, c)
-		if c.Spec.Names.Kind == "CleverCredentials" || c.Spec.Names.Kind == "ClusterCleverCredentials" || c.Spec.Names.Kind == "NetworkGroup" {
+		if c.Spec.Names.Kind == "CleverCredentials" || c.Spec.Names.Kind == "ClusterCleverCredentials" || c.Spec.Names.Kind == "NetworkGroup" || c.Spec.Names.Kind == "CellarBucket" {
 			continue
 		}
 		out = append(out, crd{kind: c.Spec.Names.Kind, plural: c.Spec.Names.Plural, group: c.Spec.Group})

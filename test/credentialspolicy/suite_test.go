@@ -92,7 +92,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	var addonCRDs []string
 	for _, f := range files {
-		if !strings.Contains(f, "clevercredentials") && !strings.Contains(f, "networkgroups") {
+		if !strings.Contains(f, "clevercredentials") && !strings.Contains(f, "networkgroups") && !strings.Contains(f, "cellarbuckets") {
 			addonCRDs = append(addonCRDs, f)
 		}
 	}
@@ -168,7 +168,7 @@ func samples() map[string]*unstructured.Unstructured {
 		Expect(err).NotTo(HaveOccurred())
 		u := &unstructured.Unstructured{}
 		Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed(), f)
-		if strings.Contains(u.GetKind(), "Credentials") || u.GetKind() == "NetworkGroup" {
+		if strings.Contains(u.GetKind(), "Credentials") || u.GetKind() == "NetworkGroup" || u.GetKind() == "CellarBucket" {
 			continue
 		}
 		out[u.GetKind()] = u

@@ -44,6 +44,17 @@ func AddonSample() (*unstructured.Unstructured, error) {
 	return out[0], nil
 }
 
+// CellarBucketSampleObject loads the CellarBucket's sample (a bucket in the Cellar sample),
+// which Samples leaves out.
+func CellarBucketSampleObject() (*unstructured.Unstructured, error) {
+	dir := filepath.Join("config", "samples")
+	out, err := loadSamples(dir, []string{filepath.Join(dir, CellarBucketSample)})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
 func loadSamples(dir string, files []string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, f := range files {
@@ -304,11 +315,14 @@ const genericSample = "api_v1alpha1_addon.yaml"
 // IsGenericSample says whether a config/samples file is the generic Addon kind's.
 func IsGenericSample(file string) bool { return filepath.Base(file) == genericSample }
 
-// IsNetworkGroupSample says whether a config/samples file is the NetworkGroup kind's (not an
-// add-on: no Secret).
+// IsNetworkGroupSample says whether a config/samples file is one of the kinds that are not
+// add-ons (NetworkGroup, CellarBucket: no add-on, no Helm release).
 func IsNetworkGroupSample(file string) bool {
-	return filepath.Base(file) == "api_v1alpha1_networkgroup.yaml"
+	return filepath.Base(file) == "api_v1alpha1_networkgroup.yaml" || filepath.Base(file) == CellarBucketSample
 }
+
+// CellarBucketSample is the CellarBucket kind's sample (a bucket in the Cellar sample).
+const CellarBucketSample = "api_v1alpha1_cellarbucket.yaml"
 
 // IsCredentialsSample says whether a config/samples file is one of the credentials kinds'
 // (CleverCredentials, ClusterCleverCredentials), not an add-on kind's.

@@ -50,6 +50,9 @@ type ManagerOptions struct {
 	// Selector is the operator's --watch-selector (nil: all resources), applied to the cache
 	// and to both sides as main does.
 	Selector *operator.WatchSelector
+	// CellarEndpoint maps a Cellar host to the S3 endpoint the operator calls (a local S3
+	// server in tests; nil: the host itself, over TLS).
+	CellarEndpoint func(host, keyID string) (endpoint string, secure bool)
 }
 
 // Manager is the operator running in-process.
@@ -101,7 +104,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
 		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret,
-		Selector: o.Selector,
+		Selector: o.Selector, CellarEndpoint: o.CellarEndpoint,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.done = cancel, make(chan struct{})

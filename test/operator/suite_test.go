@@ -124,7 +124,8 @@ func ownSample(file, ns string) *unstructured.Unstructured {
 
 func startManager(opts ...func(*kube.ManagerOptions)) {
 	GinkgoHelper()
-	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true, ClaimKeySecret: claimKeySecret}
+	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true, ClaimKeySecret: claimKeySecret,
+		CellarEndpoint: cellarEndpoint}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -64,8 +64,8 @@ func configCRDs() []crd {
 	for _, f := range files {
 		c := &apiextensionsv1.CustomResourceDefinition{}
 		readStrict(f, c)
-		if strings.HasSuffix(c.Spec.Names.Kind, "CleverCredentials") || c.Spec.Names.Kind == "NetworkGroup" {
-			continue // the credentials kinds and NetworkGroup hold no add-on: not protected against deletion
+		if strings.HasSuffix(c.Spec.Names.Kind, "CleverCredentials") || c.Spec.Names.Kind == "NetworkGroup" || c.Spec.Names.Kind == "CellarBucket" {
+			continue // the credentials kinds, NetworkGroup and CellarBucket hold no add-on: not protected against deletion
 		}
 		var versions []string
 		for _, v := range c.Spec.Versions {

@@ -113,7 +113,7 @@ func samples() []string {
 	Expect(err).NotTo(HaveOccurred())
 	var files []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "api_") && strings.HasSuffix(e.Name(), ".yaml") && !strings.HasSuffix(e.Name(), "credentials.yaml") && !strings.HasSuffix(e.Name(), "networkgroup.yaml") {
+		if strings.HasPrefix(e.Name(), "api_") && strings.HasSuffix(e.Name(), ".yaml") && !strings.HasSuffix(e.Name(), "credentials.yaml") && !strings.HasSuffix(e.Name(), "networkgroup.yaml") && !strings.HasSuffix(e.Name(), "cellarbucket.yaml") {
 			files = append(files, e.Name())
 		}
 	}

@@ -25,3 +25,7 @@ package namespaced
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups/finalizers,verbs=update
+// Cellar buckets (internal/cellarbucket): read, finalizer and status written.
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=cellarbuckets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=cellarbuckets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=cellarbuckets/finalizers,verbs=update

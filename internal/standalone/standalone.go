@@ -1,0 +1,131 @@
+// Package standalone holds what the operator's Go-only controllers share (NetworkGroup,
+// CellarBucket: kinds with no Helm release): their Ready and Stalled conditions, refusals and
+// failures reported as conditions and Warning events, and one optimistic status write per pass.
+package standalone
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// Reporter writes conditions and events of one resource.
+type Reporter struct {
+	Recorder record.EventRecorder
+	Now      func() time.Time
+}
+
+func (r Reporter) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Ready sets Ready (and Stalled when stalled) and status.observedGeneration on obj.
+func (r Reporter) Ready(obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg string, stalled bool) {
+	conds := status.Conditions(obj)
+	conds, _ = status.Set(conds, status.Condition{Type: status.TypeReady, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
+	if stalled {
+		conds, _ = status.Set(conds, status.Condition{Type: status.TypeStalled, Status: string(metav1.ConditionTrue), Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()}, r.now())
+	} else {
+		conds, _ = status.Remove(conds, status.TypeStalled)
+	}
+	status.SetConditions(obj, conds)
+	_ = unstructured.SetNestedField(obj.Object, obj.GetGeneration(), "status", "observedGeneration")
+}
+
+// Refuse reports a refusal that waits for a change (Ready False, Stalled; a Warning event
+// when it is new).
+func (r Reporter) Refuse(obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	r.Ready(obj, metav1.ConditionFalse, reason, msg, true)
+	if prev.Reason != reason || prev.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// Wait reports a state that clears by itself (Ready False, not Stalled) and looks again after d.
+func (r Reporter) Wait(obj *unstructured.Unstructured, reason, msg string, d time.Duration) (ctrl.Result, error) {
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	r.Ready(obj, metav1.ConditionFalse, reason, msg, false)
+	if prev.Reason != reason || prev.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	return ctrl.Result{RequeueAfter: d}, nil
+}
+
+// Fail reports a failed Clever Cloud call and lets the work queue back off.
+func (r Reporter) Fail(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
+	reason := status.ReasonAPIError
+	if clevercloud.IsRetryable(err) {
+		reason = status.ReasonAPIUnavailable
+	}
+	return r.FailWith(obj, reason, what+": "+addon.APIMessage(err))
+}
+
+// FailWith reports a failure (Ready False, a Warning event when the message is new) and lets
+// the work queue back off.
+func (r Reporter) FailWith(obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
+	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	r.Ready(obj, metav1.ConditionFalse, reason, msg, false)
+	if prev.Message != msg {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	}
+	return ctrl.Result{}, fmt.Errorf("%s", msg)
+}
+
+// WriteStatus writes obj's status when it differs from base's, optimistically: a pass that
+// read a copy older than an earlier pass's write must not overwrite what it recorded (a
+// conflict asks for another pass).
+func WriteStatus(ctx context.Context, c client.Client, base, obj *unstructured.Unstructured, res ctrl.Result, err error) (ctrl.Result, error) {
+	st, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	old, _, _ := unstructured.NestedFieldNoCopy(base.Object, "status")
+	if reflect.DeepEqual(st, old) {
+		return res, err
+	}
+	werr := client.IgnoreNotFound(c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
+	switch {
+	case werr == nil:
+		return res, err
+	case apierrors.IsConflict(werr):
+		return ctrl.Result{Requeue: true}, nil
+	case err == nil:
+		return ctrl.Result{}, werr
+	}
+	return res, err
+}
+
+// Str reads a string field.
+func Str(u *unstructured.Unstructured, fields ...string) string {
+	v, _, _ := unstructured.NestedString(u.Object, fields...)
+	return v
+}
+
+// Backoff is a delay that grows with the time Ready has been in its current state: half
+// that time, between lo and hi.
+func (r Reporter) Backoff(obj *unstructured.Unstructured, lo, hi time.Duration) time.Duration {
+	c, ok := status.Find(status.Conditions(obj), status.TypeReady)
+	if !ok {
+		return lo
+	}
+	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
+	if err != nil {
+		return lo
+	}
+	return min(max(r.now().Sub(since)/2, lo), hi)
+}
