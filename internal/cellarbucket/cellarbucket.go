@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,14 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -112,23 +108,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
 		r.ResyncPeriod = addon.DefaultResyncPeriod
 	}
-	preds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
-	if r.Selector != nil && !r.Selector.Empty() {
-		sel := r.Selector
-		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
-	}
 	cellar := &unstructured.Unstructured{}
 	cellar.SetGroupVersionKind(cellarGVK)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cellarbucket").
-		For(newObject(), builder.WithPredicates(preds...)).
+		For(newObject(), builder.WithPredicates(standalone.ForPredicates(r.Selector)...)).
 		// A Cellar that becomes Ready, or whose keys change, wakes its buckets.
 		Watches(cellar, handler.EnqueueRequestsFromMapFunc(r.bucketsOf)).
 		Owns(&corev1.Secret{}).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: 2,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute),
-		}).
+		WithOptions(standalone.ControllerOptions()).
 		Complete(r)
 }
 
@@ -149,16 +137,7 @@ func (r *Reconciler) bucketsOf(ctx context.Context, cellar client.Object) []reco
 
 // Reconcile makes, observes or deletes one bucket.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := newObject()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := obj.DeepCopy()
-	res, err := r.reconcile(ctx, obj)
-	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		return res, err // released
-	}
-	return standalone.WriteStatus(ctx, r.Client, base, obj, res, err)
+	return standalone.Run(ctx, r.Client, req, GVK, Finalizer, r.reconcile)
 }
 
 // BucketName is the bucket a resource asks for: spec.bucketName, else
@@ -253,12 +232,8 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	if obj.GetDeletionTimestamp() != nil {
 		return r.finalize(ctx, obj)
 	}
-	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		patch := client.MergeFrom(obj.DeepCopy())
-		controllerutil.AddFinalizer(obj, Finalizer)
-		if err := r.Client.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := standalone.EnsureFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	k, reason, msg, err := r.keys(ctx, obj)
 	switch {
@@ -340,8 +315,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	}
 	_ = unstructured.SetNestedField(obj.Object, secretName, "status", "secretName")
 	rep.Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("bucket %s exists on %s; its name, host and keys are in Secret %s", bucket, k.Host, secretName), false)
-	period := r.ResyncPeriod
-	return ctrl.Result{RequeueAfter: period + time.Duration(rand.Int64N(int64(period/10)+1))}, nil
+	return ctrl.Result{RequeueAfter: standalone.Jitter(r.ResyncPeriod)}, nil
 }
 
 func (r *Reconciler) s3Failed(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
@@ -411,9 +385,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, obj *unstructured.Unstruct
 }
 
 func (r *Reconciler) release(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
-	patch := client.MergeFrom(obj.DeepCopy())
-	controllerutil.RemoveFinalizer(obj, Finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
+	return standalone.Release(ctx, r.Client, obj, Finalizer)
 }
 
 func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {

@@ -9,7 +9,6 @@ package networkgroup
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -19,16 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -114,35 +109,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
 		r.ResyncPeriod = addon.DefaultResyncPeriod
 	}
-	preds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
-	if r.Selector != nil && !r.Selector.Empty() {
-		sel := r.Selector
-		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
-	}
 	r.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 256)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("networkgroup").
-		For(newObject(), builder.WithPredicates(preds...)).
+		For(newObject(), builder.WithPredicates(standalone.ForPredicates(r.Selector)...)).
 		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{})).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: 2,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute),
-		}).
+		WithOptions(standalone.ControllerOptions()).
 		Complete(r)
 }
 
 // Reconcile creates, observes or deletes one Network Group.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := newObject()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := obj.DeepCopy()
-	res, err := r.reconcile(ctx, obj)
-	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		return res, err // released
-	}
-	return standalone.WriteStatus(ctx, r.Client, base, obj, res, err)
+	return standalone.Run(ctx, r.Client, req, addon.NetworkGroupGVK, Finalizer, r.reconcile)
 }
 
 func (r *Reconciler) report() standalone.Reporter {
@@ -186,12 +164,8 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	if obj.GetDeletionTimestamp() != nil {
 		return r.finalize(ctx, obj)
 	}
-	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		patch := client.MergeFrom(obj.DeepCopy())
-		controllerutil.AddFinalizer(obj, Finalizer)
-		if err := r.Client.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := standalone.EnsureFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	org := str(obj, "spec", "organisation")
 	if !addon.ValidOwnerID(org) {
@@ -258,8 +232,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 		unstructured.RemoveNestedField(obj.Object, "status", "peers")
 	}
 	r.ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
-	period := r.ResyncPeriod
-	return ctrl.Result{RequeueAfter: period + time.Duration(rand.Int64N(int64(period/10)+1))}, nil
+	return ctrl.Result{RequeueAfter: standalone.Jitter(r.ResyncPeriod)}, nil
 }
 
 // creatingBackoff: 1 s, growing with the time the group has been Creating, up to 1 min.
@@ -300,7 +273,5 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		}
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventDeleted, fmt.Sprintf("Deleted Network Group %s in organisation %s", id, org))
 	}
-	patch := client.MergeFrom(obj.DeepCopy())
-	controllerutil.RemoveFinalizer(obj, Finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
+	return standalone.Release(ctx, r.Client, obj, Finalizer)
 }

@@ -6,6 +6,7 @@ package standalone
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"time"
 
@@ -13,9 +14,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
@@ -128,4 +136,61 @@ func (r Reporter) Backoff(obj *unstructured.Unstructured, lo, hi time.Duration) 
 		return lo
 	}
 	return min(max(r.now().Sub(since)/2, lo), hi)
+}
+
+// ForPredicates are the predicates of a standalone kind's own watch: a change of spec or
+// annotations, of a resource within the --watch-selector (nil: all).
+func ForPredicates(sel labels.Selector) []predicate.Predicate {
+	preds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
+	if sel != nil && !sel.Empty() {
+		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }))
+	}
+	return preds
+}
+
+// ControllerOptions: two workers; failed passes back off per resource from 1 s to 10 min.
+func ControllerOptions() controller.Options {
+	return controller.Options{
+		MaxConcurrentReconciles: 2,
+		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute),
+	}
+}
+
+// Run is one pass over the resource of gvk named by req: pass works on a copy and changes its
+// status in memory; the status is written once, at the end (not after the finalizer went).
+func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.GroupVersionKind, finalizer string,
+	pass func(context.Context, *unstructured.Unstructured) (ctrl.Result, error)) (ctrl.Result, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := obj.DeepCopy()
+	res, err := pass(ctx, obj)
+	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return res, err // released
+	}
+	return WriteStatus(ctx, c, base, obj, res, err)
+}
+
+// EnsureFinalizer adds finalizer to obj (one patch when it is missing).
+func EnsureFinalizer(ctx context.Context, c client.Client, obj *unstructured.Unstructured, finalizer string) error {
+	if controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(obj.DeepCopy())
+	controllerutil.AddFinalizer(obj, finalizer)
+	return c.Patch(ctx, obj, patch)
+}
+
+// Release removes finalizer from obj: the resource may go.
+func Release(ctx context.Context, c client.Client, obj *unstructured.Unstructured, finalizer string) (ctrl.Result, error) {
+	patch := client.MergeFrom(obj.DeepCopy())
+	controllerutil.RemoveFinalizer(obj, finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+}
+
+// Jitter is d plus up to a tenth of d (periodic passes spread out).
+func Jitter(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d/10)+1))
 }

@@ -2,7 +2,6 @@ package fakeapi
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -247,13 +246,8 @@ func (s *Server) startMigration(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	data, ok := readObjectBody(w, r)
-	if !ok {
-		return
-	}
 	var body MigrationRequest
-	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+	if !decodeObjectBody(w, r, &body) {
 		return
 	}
 	faults := s.Faults() // before s.mu: never take faultMu under s.mu

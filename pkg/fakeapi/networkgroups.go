@@ -1,7 +1,6 @@
 package fakeapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -235,13 +234,8 @@ func (s *Server) createNetworkGroup(w http.ResponseWriter, r *http.Request) {
 		ownerNotFound(w)
 		return
 	}
-	data, ok := readObjectBody(w, r)
-	if !ok {
-		return
-	}
 	var body newGroupBody
-	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+	if !decodeObjectBody(w, r, &body) {
 		return
 	}
 	fields := map[string]string{}
@@ -324,13 +318,8 @@ func (s *Server) listMembers(w http.ResponseWriter, _ *http.Request, g *ngRecord
 }
 
 func (s *Server) addMember(w http.ResponseWriter, r *http.Request, g *ngRecord) {
-	data, ok := readObjectBody(w, r)
-	if !ok {
-		return
-	}
 	var body newMemberBody
-	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+	if !decodeObjectBody(w, r, &body) {
 		return
 	}
 	rec, msg, status := s.checkMember(g.owner, g, body)

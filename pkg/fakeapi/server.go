@@ -567,6 +567,19 @@ func jsonErrorMessage(err error) string {
 	return "invalid JSON body: malformed JSON"
 }
 
+// decodeObjectBody reads a JSON object body into v, answering 400/413 itself on failure.
+func decodeObjectBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	data, ok := readObjectBody(w, r)
+	if !ok {
+		return false
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		return false
+	}
+	return true
+}
+
 // readObjectBody reads a request body that must be a JSON object (400 otherwise).
 func readObjectBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	data, ok := readBody(w, r)
