@@ -177,7 +177,13 @@ func deletionRefused(err error) bool {
 // deletionBackoff grows with the time the resource has waited for its deletion: 1 s, up to
 // 5 min, so a refused or unconfirmed deletion is retried without an error loop.
 func deletionBackoff(waited time.Duration) time.Duration {
-	return min(max(waited/2, time.Second), 5*time.Minute)
+	return GrowingDelay(waited, time.Second, 5*time.Minute)
+}
+
+// GrowingDelay is how long to wait before looking again at something that has not settled
+// for waited: half of that, between lo and hi.
+func GrowingDelay(waited, lo, hi time.Duration) time.Duration {
+	return min(max(waited/2, lo), hi)
 }
 
 func (s *pass) deletionWait() time.Duration {

@@ -290,11 +290,8 @@ func (s *pass) networkGroupsBackoff() time.Duration {
 	if !ok || c.Status != string(metav1.ConditionFalse) {
 		return 2 * time.Second
 	}
-	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
-	if err != nil {
-		return 2 * time.Second
-	}
-	return min(max(s.now().Sub(since)/2, 2*time.Second), 5*time.Minute)
+	age, _ := c.Age(s.now())
+	return GrowingDelay(age, 2*time.Second, 5*time.Minute)
 }
 
 // changedRefs are the refs whose membership differs between a and b.

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -182,15 +181,9 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		k = Keys{Host: string(src.Data[KeyHost]), KeyID: string(src.Data[KeyKeyID]), KeySecret: string(src.Data[KeyKeySecret])}
 	} else {
 		org, id := standalone.Str(obj, "spec", "cellar", "organisation"), standalone.Str(obj, "spec", "cellar", "addonId")
-		g, rerr := r.Credentials.Resolve(ctx, obj)
-		if rerr != nil {
-			if ref, ok := addon.AsRefused(rerr); ok {
-				return k, ref.Reason, ref.Message, nil
-			}
-			return k, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", ns, obj.GetName(), rerr), nil
-		}
-		if !g.AllowsOrganisation(org) {
-			return k, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s)", org, g.Source), nil
+		g, reason, msg := standalone.Connect(ctx, r.Credentials, obj, org)
+		if g == nil {
+			return k, reason, msg, nil
 		}
 		env, aerr := g.API.GetAddonEnv(ctx, org, id)
 		switch {
@@ -315,7 +308,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	}
 	_ = unstructured.SetNestedField(obj.Object, secretName, "status", "secretName")
 	rep.Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("bucket %s exists on %s; its name, host and keys are in Secret %s", bucket, k.Host, secretName), false)
-	return ctrl.Result{RequeueAfter: standalone.Jitter(r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: addon.Jitter(r.ResyncPeriod)}, nil
 }
 
 func (r *Reconciler) s3Failed(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
@@ -440,7 +433,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketEmptied, fmt.Sprintf("Deleted the objects of bucket %s (annotation %s)", bucket, AnnotationDeleteContents))
 	}
 	if err := s3.RemoveBucket(ctx, bucket); err != nil {
-		if slices.Contains([]string{"BucketNotEmpty"}, ErrorCode(err)) {
+		if ErrorCode(err) == "BucketNotEmpty" {
 			return rep.Wait(obj, ReasonBucketNotEmpty, fmt.Sprintf("bucket %s is not empty yet", bucket), 10*time.Second)
 		}
 		return r.s3Failed(obj, "deleting bucket "+bucket, err)

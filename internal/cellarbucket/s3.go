@@ -111,21 +111,13 @@ func (m *minioS3) Empty(ctx context.Context, bucket string) error {
 }
 
 // ErrorCode is the S3 error code of err ("" when it is not an S3 error answer).
-func ErrorCode(err error) string {
-	if err == nil {
-		return ""
-	}
-	var r minio.ErrorResponse
-	if errors.As(err, &r) {
-		return r.Code
-	}
-	return minio.ToErrorResponse(err).Code
-}
+func ErrorCode(err error) string { return s3Error(err).Code }
 
 // ErrorStatus is the HTTP status of an S3 error answer (0 otherwise).
-func ErrorStatus(err error) int {
-	if err == nil {
-		return 0
-	}
-	return minio.ToErrorResponse(err).StatusCode
+func ErrorStatus(err error) int { return s3Error(err).StatusCode }
+
+func s3Error(err error) minio.ErrorResponse {
+	var r minio.ErrorResponse
+	errors.As(err, &r)
+	return r
 }

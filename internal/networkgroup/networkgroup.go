@@ -127,31 +127,11 @@ func (r *Reconciler) report() standalone.Reporter {
 	return standalone.Reporter{Recorder: r.Recorder, Now: r.Now}
 }
 
-func str(u *unstructured.Unstructured, fields ...string) string { return standalone.Str(u, fields...) }
-
-func (r *Reconciler) ready(obj *unstructured.Unstructured, s metav1.ConditionStatus, reason, msg string, stalled bool) {
-	r.report().Ready(obj, s, reason, msg, stalled)
-}
-
-func (r *Reconciler) refuse(obj *unstructured.Unstructured, reason, msg string) (ctrl.Result, error) {
-	return r.report().Refuse(obj, reason, msg)
-}
-
-func (r *Reconciler) fail(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
-	return r.report().Fail(obj, what, err)
-}
-
 // connect resolves the resource's credentials as the add-on kinds do.
 func (r *Reconciler) connect(ctx context.Context, obj *unstructured.Unstructured, org string) (API, string, string) {
-	g, err := r.Credentials.Resolve(ctx, obj)
-	if err != nil {
-		if ref, ok := addon.AsRefused(err); ok {
-			return nil, ref.Reason, ref.Message
-		}
-		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err)
-	}
-	if !g.AllowsOrganisation(org) {
-		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source)
+	g, reason, msg := standalone.Connect(ctx, r.Credentials, obj, org)
+	if g == nil {
+		return nil, reason, msg
 	}
 	api, ok := g.API.(API)
 	if !ok {
@@ -167,20 +147,20 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	if err := standalone.EnsureFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
-	org := str(obj, "spec", "organisation")
+	org := standalone.Str(obj, "spec", "organisation")
 	if !addon.ValidOwnerID(org) {
-		return r.refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org))
+		return r.report().Refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org))
 	}
 	api, reason, msg := r.connect(ctx, obj, org)
 	if api == nil {
-		return r.refuse(obj, reason, msg)
+		return r.report().Refuse(obj, reason, msg)
 	}
-	id := str(obj, "status", "id")
+	id := standalone.Str(obj, "status", "id")
 	if id == "" {
 		// Recorded first: the POST carries it, and every later pass looks it up.
 		id = r.newID()
 		_ = unstructured.SetNestedField(obj.Object, id, "status", "id")
-		r.ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("creating Network Group %s in organisation %s", id, org), false)
+		r.report().Ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("creating Network Group %s in organisation %s", id, org), false)
 		return ctrl.Result{Requeue: true}, nil
 	}
 	ng, err := api.GetNetworkGroup(ctx, org, id)
@@ -191,17 +171,17 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 			r.Recorder.Event(obj, corev1.EventTypeWarning, ReasonMissing, fmt.Sprintf("Network Group %s was deleted outside the operator; creating it again", id))
 		}
 		err := api.CreateNetworkGroup(ctx, clevercloud.NewNetworkGroup{ID: id, OwnerID: org, Label: label(obj),
-			Description: str(obj, "spec", "description"), Tags: tags(obj)})
+			Description: standalone.Str(obj, "spec", "description"), Tags: tags(obj)})
 		if err != nil && !clevercloud.IsConflict(err) {
 			if clevercloud.IsBadRequest(err) {
-				return r.refuse(obj, status.ReasonInvalidSpec, "Clever Cloud refused the Network Group: "+addon.APIMessage(err))
+				return r.report().Refuse(obj, status.ReasonInvalidSpec, "Clever Cloud refused the Network Group: "+addon.APIMessage(err))
 			}
-			return r.fail(obj, "creating Network Group "+id, err)
+			return r.report().Fail(obj, "creating Network Group "+id, err)
 		}
-		r.ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("Clever Cloud is creating Network Group %s in organisation %s", id, org), false)
+		r.report().Ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("Clever Cloud is creating Network Group %s in organisation %s", id, org), false)
 		return ctrl.Result{RequeueAfter: r.creatingBackoff(obj)}, nil
 	case err != nil:
-		return r.fail(obj, "reading Network Group "+id, err)
+		return r.report().Fail(obj, "reading Network Group "+id, err)
 	}
 	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
 	if prev.Reason == ReasonCreating {
@@ -231,8 +211,8 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	} else {
 		unstructured.RemoveNestedField(obj.Object, "status", "peers")
 	}
-	r.ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
-	return ctrl.Result{RequeueAfter: standalone.Jitter(r.ResyncPeriod)}, nil
+	r.report().Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
+	return ctrl.Result{RequeueAfter: addon.Jitter(r.ResyncPeriod)}, nil
 }
 
 // creatingBackoff: 1 s, growing with the time the group has been Creating, up to 1 min.
@@ -241,7 +221,7 @@ func (r *Reconciler) creatingBackoff(obj *unstructured.Unstructured) time.Durati
 }
 
 func label(obj *unstructured.Unstructured) string {
-	if l := str(obj, "spec", "label"); l != "" {
+	if l := standalone.Str(obj, "spec", "label"); l != "" {
 		return l
 	}
 	return obj.GetNamespace() + "/" + obj.GetName()
@@ -256,20 +236,20 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	id, org := str(obj, "status", "id"), str(obj, "spec", "organisation")
+	id, org := standalone.Str(obj, "status", "id"), standalone.Str(obj, "spec", "organisation")
 	switch {
 	case id == "":
-	case str(obj, "spec", "deletionPolicy") == "Orphan":
+	case standalone.Str(obj, "spec", "deletionPolicy") == "Orphan":
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Deletion policy Orphan: Network Group %s in organisation %s is kept at Clever Cloud", id, org))
 	case obj.GetAnnotations()[addon.AnnotationSkipDeprovision] == "true":
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", addon.AnnotationSkipDeprovision, id, org))
 	default:
 		api, reason, msg := r.connect(ctx, obj, org)
 		if api == nil {
-			return r.refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", addon.AnnotationSkipDeprovision))
+			return r.report().Refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", addon.AnnotationSkipDeprovision))
 		}
 		if err := api.DeleteNetworkGroup(ctx, org, id); err != nil && !clevercloud.IsNotFound(err) {
-			return r.fail(obj, "deleting Network Group "+id, err)
+			return r.report().Fail(obj, "deleting Network Group "+id, err)
 		}
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventDeleted, fmt.Sprintf("Deleted Network Group %s in organisation %s", id, org))
 	}

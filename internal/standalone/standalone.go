@@ -6,7 +6,6 @@ package standalone
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"time"
 
@@ -118,6 +117,22 @@ func WriteStatus(ctx context.Context, c client.Client, base, obj *unstructured.U
 	return res, err
 }
 
+// Connect resolves obj's credentials as the add-on kinds do and checks they allow org. When
+// they do not, grant is nil and reason and msg say why (for a refusal).
+func Connect(ctx context.Context, creds addon.Credentials, obj *unstructured.Unstructured, org string) (grant *addon.Grant, reason, msg string) {
+	g, err := creds.Resolve(ctx, obj)
+	if err != nil {
+		if ref, ok := addon.AsRefused(err); ok {
+			return nil, ref.Reason, ref.Message
+		}
+		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err)
+	}
+	if !g.AllowsOrganisation(org) {
+		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source)
+	}
+	return g, "", ""
+}
+
 // Str reads a string field.
 func Str(u *unstructured.Unstructured, fields ...string) string {
 	v, _, _ := unstructured.NestedString(u.Object, fields...)
@@ -127,15 +142,9 @@ func Str(u *unstructured.Unstructured, fields ...string) string {
 // Backoff is a delay that grows with the time Ready has been in its current state: half
 // that time, between lo and hi.
 func (r Reporter) Backoff(obj *unstructured.Unstructured, lo, hi time.Duration) time.Duration {
-	c, ok := status.Find(status.Conditions(obj), status.TypeReady)
-	if !ok {
-		return lo
-	}
-	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
-	if err != nil {
-		return lo
-	}
-	return min(max(r.now().Sub(since)/2, lo), hi)
+	c, _ := status.Find(status.Conditions(obj), status.TypeReady)
+	age, _ := c.Age(r.now())
+	return addon.GrowingDelay(age, lo, hi)
 }
 
 // ForPredicates are the predicates of a standalone kind's own watch: a change of spec or
@@ -188,9 +197,4 @@ func Release(ctx context.Context, c client.Client, obj *unstructured.Unstructure
 	patch := client.MergeFrom(obj.DeepCopy())
 	controllerutil.RemoveFinalizer(obj, finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
-}
-
-// Jitter is d plus up to a tenth of d (periodic passes spread out).
-func Jitter(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Int64N(int64(d/10)+1))
 }

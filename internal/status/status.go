@@ -180,6 +180,16 @@ type Condition struct {
 	ObservedGeneration            int64
 }
 
+// Age is how long the condition has held its status at now (false when its transition time
+// is missing or does not parse).
+func (c Condition) Age(now time.Time) (time.Duration, bool) {
+	since, err := time.Parse(time.RFC3339, c.LastTransitionTime)
+	if err != nil {
+		return 0, false
+	}
+	return now.Sub(since), true
+}
+
 // Conditions reads status.conditions.
 func Conditions(obj *unstructured.Unstructured) []Condition {
 	raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
