@@ -57,6 +57,9 @@ type Options struct {
 	DefaultReconcilePeriod         time.Duration
 	DefaultMaxConcurrentReconciles int
 	Log                            logr.Logger
+	// Releases answers the release storage's queries (nil: Helm's Secrets driver as
+	// helm-operator-plugins sets it up, one LIST per query).
+	Releases *ReleaseIndex
 }
 
 // Setup builds and registers one Helm reconciler for a watches.yaml entry, honouring every
@@ -66,7 +69,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		return fmt.Errorf("watch %s: chart %q not loaded", w.GroupVersionKind, w.ChartPath)
 	}
 	st := settingsFor(w, o)
-	acg, err := actionClientGetter(mgr, kind)
+	acg, err := actionClientGetter(mgr, kind, o.Releases)
 	if err != nil {
 		return err
 	}
@@ -246,8 +249,12 @@ func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHa
 }
 
 // actionClientGetter prefixes release names with the kind so kinds never share a release.
-func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind) (helmclient.ActionClientGetter, error) {
-	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
+func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind, releases *ReleaseIndex) (helmclient.ActionClientGetter, error) {
+	var opts []helmclient.ActionConfigGetterOption
+	if releases != nil {
+		opts = append(opts, helmclient.StorageDriverMapper(releases.StorageDriver))
+	}
+	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper(), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -204,6 +204,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		ngr.Selector = o.Selector.Labels
 	}
 	recorder := mgr.GetEventRecorderFor("clever-operator")
+	// One index of Helm release Secrets for every kind's Helm side: Helm's queries become GETs
+	// by name instead of LISTs that go through every Secret of the namespace.
+	adoptCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	releases, err := hybrid.NewReleaseIndex(adoptCtx, mgr, o.Namespaces, o.Log.WithName("helm"))
+	cancel()
+	if err != nil {
+		return err
+	}
 	for _, w := range o.Watches {
 		kind, ok := addon.KindFor(w.GroupVersionKind)
 		if !ok {
@@ -211,6 +219,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
 			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
+			Releases: releases,
 		}); err != nil {
 			return err
 		}

@@ -63,6 +63,11 @@ type P6Run struct {
 	HelmMaxRevision        int                `json:"helmMaxRevision"`
 	// StorageObjects: apiserver_storage_objects (what etcd holds) by resource, at all Ready.
 	StorageObjects map[string]float64 `json:"storageObjects"`
+	// Requests: every request kube-apiserver answered from applying to all Ready (reads
+	// included, every client), per resource by "verb resource[/subresource]", and the seconds
+	// it spent on them (apiserver_request_duration_seconds), so where its time goes shows.
+	RequestsByResource map[string]float64 `json:"requestsPerResourceByResource"`
+	SecondsByResource  map[string]float64 `json:"apiserverSecondsByResource"`
 }
 
 func (b *bench) p6(ctx context.Context) error {
@@ -194,6 +199,10 @@ func (b *bench) p6Run(ctx context.Context, n int, withFloor bool) (P6Run, error)
 		bytes += v
 	}
 	run.BytesPerResource = bytes / float64(n)
+	run.RequestsByResource, run.SecondsByResource = map[string]float64{}, diffSeries(before.seconds, after.seconds)
+	for k, v := range diffSeries(before.requests, after.requests) {
+		run.RequestsByResource[k] = (v - float64(own[k])) / float64(n)
+	}
 	run.StorageObjects = after.objects
 	if err := b.storedObjects(ctx, &run); err != nil {
 		return run, err
@@ -277,8 +286,9 @@ func (b *bench) storedObjects(ctx context.Context, run *P6Run) error {
 }
 
 type apiMetrics struct {
-	writes, bytes map[string]float64
-	objects       map[string]float64
+	writes, bytes     map[string]float64
+	objects           map[string]float64
+	requests, seconds map[string]float64
 }
 
 // apiserverMetrics scrapes kube-apiserver's own /metrics: writes by verb and resource
@@ -303,7 +313,8 @@ func (b *bench) apiserverMetrics(ctx context.Context) (apiMetrics, error) {
 
 // metricsFrom picks P6's figures from kube-apiserver's metric families.
 func metricsFrom(fams map[string]*dto.MetricFamily) apiMetrics {
-	m := apiMetrics{writes: map[string]float64{}, bytes: map[string]float64{}, objects: map[string]float64{}}
+	m := apiMetrics{writes: map[string]float64{}, bytes: map[string]float64{}, objects: map[string]float64{},
+		requests: map[string]float64{}, seconds: map[string]float64{}}
 	label := func(mm *dto.Metric, name string) string {
 		for _, l := range mm.GetLabel() {
 			if l.GetName() == name {
@@ -315,6 +326,13 @@ func metricsFrom(fams map[string]*dto.MetricFamily) apiMetrics {
 	if f := fams["apiserver_request_total"]; f != nil {
 		for _, mm := range f.GetMetric() {
 			verb := label(mm, "verb")
+			res := label(mm, "resource")
+			if sub := label(mm, "subresource"); sub != "" {
+				res += "/" + sub
+			}
+			if verb != "WATCH" && res != "" {
+				m.requests[verb+" "+res] += mm.GetCounter().GetValue()
+			}
 			if verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE" && verb != "APPLY" {
 				continue
 			}
@@ -322,11 +340,19 @@ func metricsFrom(fams map[string]*dto.MetricFamily) apiMetrics {
 			if !strings.HasPrefix(code, "2") {
 				continue
 			}
-			res := label(mm, "resource")
+			m.writes[verb+" "+res] += mm.GetCounter().GetValue()
+		}
+	}
+	if f := fams["apiserver_request_duration_seconds"]; f != nil {
+		for _, mm := range f.GetMetric() {
+			verb, res := label(mm, "verb"), label(mm, "resource")
+			if verb == "WATCH" || res == "" {
+				continue
+			}
 			if sub := label(mm, "subresource"); sub != "" {
 				res += "/" + sub
 			}
-			m.writes[verb+" "+res] += mm.GetCounter().GetValue()
+			m.seconds[verb+" "+res] += mm.GetHistogram().GetSampleSum()
 		}
 	}
 	if f := fams["apiserver_request_body_size_bytes"]; f != nil {
@@ -377,6 +403,17 @@ func printP6(p *P6) {
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		for _, k := range sortedKeys(r.WritesByResource) {
 			fmt.Fprintf(w, "  %s\t%.2f\t%.1f KiB\n", k, r.WritesByResource[k], r.BytesByResource[k]/1024)
+		}
+		_ = w.Flush()
+		fmt.Printf("P6, N=%d: kube-apiserver requests per resource to Ready (reads included) and its seconds on them, the 12 costliest:\n", r.N)
+		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		keys := sortedKeys(r.SecondsByResource)
+		sort.SliceStable(keys, func(i, j int) bool { return r.SecondsByResource[keys[i]] > r.SecondsByResource[keys[j]] })
+		for i, k := range keys {
+			if i == 12 {
+				break
+			}
+			fmt.Fprintf(w, "  %s\t%.2f\t%.1f s\n", k, r.RequestsByResource[k], r.SecondsByResource[k])
 		}
 		_ = w.Flush()
 		fmt.Printf("P6, N=%d: objects kept per resource once Ready:\n", r.N)

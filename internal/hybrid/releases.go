@@ -1,0 +1,322 @@
+package hybrid
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+)
+
+// Helm's release Secrets: labels its Secrets driver writes and queries by.
+const (
+	helmOwnerLabel   = "owner"
+	helmOwnerValue   = "helm"
+	helmNameLabel    = "name"
+	helmVersionLabel = "version"
+)
+
+// ReleaseIndex is where the Helm side's release storage reads from. Helm's Secrets driver
+// finds a release with a LIST of Secrets by label (owner=helm,name=<release>), which
+// kube-apiserver answers by going through every Secret of the namespace: with 20,000
+// unrelated Secrets beside the operator's, that LIST (several per install or upgrade) was
+// what made time per resource grow with the namespace (docs/performance.md, P6).
+//
+// The index keeps the names and labels of the operator's release Secrets (labelled
+// addon.LabelManagedBy when written, see indexedSecrets) in a metadata-only informer — a few
+// hundred bytes each, never their data — and answers Helm's query with a GET of each
+// matching Secret by name, which costs kube-apiserver the same whatever the namespace
+// holds. It falls back to the LIST when it cannot vouch for its answer: a query it does not
+// know, an informer that has not synced, a Secret it lists that is gone, or a revision this
+// process wrote that the informer has not seen yet. A release this process never wrote and
+// the informer does not list yet (written by another process a moment ago) reads as missing;
+// Helm then refuses to install over it, and the next reconcile reads it.
+type ReleaseIndex struct {
+	meta    client.Reader
+	secrets typedcorev1.SecretsGetter
+
+	mu sync.Mutex
+	// written is the highest revision this process wrote per release ("namespace/release").
+	written map[types.NamespacedName]int
+}
+
+// NewReleaseIndex makes the index and registers its informer with mgr (started and synced
+// with the manager's caches, before any controller). namespaces restricts it (empty: all).
+// Release Secrets an earlier version wrote are labelled first (adoptReleases).
+func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string, log logr.Logger) (*ReleaseIndex, error) {
+	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, addon.LabelManagedBy: addon.ManagedByValue})
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:           mgr.GetHTTPClient(),
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultNamespaces:    namespaceConfig(namespaces),
+		DefaultLabelSelector: sel,
+		DefaultTransform:     cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("release index: %w", err)
+	}
+	if _, err := c.GetInformer(context.Background(), releaseMeta()); err != nil {
+		return nil, fmt.Errorf("release index: %w", err)
+	}
+	cs, err := typedcorev1.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("release index: %w", err)
+	}
+	x := &ReleaseIndex{meta: c, secrets: cs, written: map[types.NamespacedName]int{}}
+	n, err := x.adoptReleases(ctx, namespaces)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("labelled the Helm release Secrets of an earlier version", "count", n)
+	}
+	if err := mgr.Add(cacheRunnable{c}); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// cacheRunnable puts the index's cache in the manager's group of caches, which are synced
+// before the controllers start.
+type cacheRunnable struct{ cache.Cache }
+
+func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
+
+func namespaceConfig(namespaces []string) map[string]cache.Config {
+	var m map[string]cache.Config
+	for _, n := range namespaces {
+		if n = strings.TrimSpace(n); n != "" {
+			if m == nil {
+				m = map[string]cache.Config{}
+			}
+			m[n] = cache.Config{}
+		}
+	}
+	return m
+}
+
+func releaseMeta() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
+// StorageDriver is helm-operator-plugins' storage driver mapper with the index in front of
+// the Secrets driver. Like the library's default, the release Secrets live in the resource's
+// namespace and carry a controller reference to it.
+func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *rest.Config) (driver.Driver, error) {
+	ns := obj.GetNamespace()
+	sc := x.secrets.Secrets(ns)
+	owner := metav1.NewControllerRef(obj, obj.GetObjectKind().GroupVersionKind())
+	sc = helmclient.NewOwnerRefSecretClient(sc, []metav1.OwnerReference{*owner}, helmclient.MatchAllSecrets)
+	d := driver.NewSecrets(&indexedSecrets{SecretInterface: sc, ns: ns, x: x})
+	log := logr.FromContextOrDiscard(ctx)
+	d.Log = func(format string, v ...any) { log.V(1).Info(fmt.Sprintf(format, v...)) }
+	return d, nil
+}
+
+// noteWritten records that this process wrote revision rev of a release.
+func (x *ReleaseIndex) noteWritten(ns, release string, rev int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k := types.NamespacedName{Namespace: ns, Name: release}
+	if rev > x.written[k] {
+		x.written[k] = rev
+	}
+}
+
+// noteDeleted forgets a release whose highest written revision was deleted (uninstalled).
+func (x *ReleaseIndex) noteDeleted(ns, release string, rev int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k := types.NamespacedName{Namespace: ns, Name: release}
+	if x.written[k] <= rev {
+		delete(x.written, k)
+	}
+}
+
+func (x *ReleaseIndex) highestWritten(ns, release string) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.written[types.NamespacedName{Namespace: ns, Name: release}]
+}
+
+// indexedSecrets is the Secrets client Helm's driver is given: writes go to kube-apiserver
+// (labelled as the operator's), release queries are answered through the index.
+type indexedSecrets struct {
+	typedcorev1.SecretInterface
+	ns string
+	x  *ReleaseIndex
+}
+
+func labelled(s *corev1.Secret) *corev1.Secret {
+	s = s.DeepCopy()
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	s.Labels[addon.LabelManagedBy] = addon.ManagedByValue
+	return s
+}
+
+func revisionOf(l map[string]string) int {
+	v, _ := strconv.Atoi(l[helmVersionLabel])
+	return v
+}
+
+func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
+	out, err := s.SecretInterface.Create(ctx, labelled(sec), opts)
+	if err == nil {
+		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
+	}
+	return out, err
+}
+
+func (s *indexedSecrets) Update(ctx context.Context, sec *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
+	out, err := s.SecretInterface.Update(ctx, labelled(sec), opts)
+	if err == nil {
+		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
+	}
+	return out, err
+}
+
+// releaseOfSecret splits Helm's Secret name, sh.helm.release.v1.<release>.v<revision>.
+func releaseOfSecret(secretName string) (string, int, bool) {
+	rest, ok := strings.CutPrefix(secretName, "sh.helm.release.v1.")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndex(rest, ".v")
+	if i <= 0 {
+		return "", 0, false
+	}
+	rev, err := strconv.Atoi(rest[i+2:])
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:i], rev, true
+}
+
+func (s *indexedSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	err := s.SecretInterface.Delete(ctx, name, opts)
+	if err == nil || apierrors.IsNotFound(err) {
+		if rel, rev, ok := releaseOfSecret(name); ok {
+			s.x.noteDeleted(s.ns, rel, rev)
+		}
+	}
+	return err
+}
+
+// List answers Helm's queries of one release (owner=helm,name=<release>[,status=…]) from the
+// index; any other list goes to kube-apiserver.
+func (s *indexedSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
+	out, ok, err := s.fromIndex(ctx, opts)
+	if err != nil || ok {
+		return out, err
+	}
+	return s.SecretInterface.List(ctx, opts)
+}
+
+func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, bool, error) {
+	if opts.FieldSelector != "" || opts.ResourceVersion != "" || opts.Limit != 0 || opts.Continue != "" {
+		return nil, false, nil
+	}
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, false, nil
+	}
+	release, ok := sel.RequiresExactMatch(helmNameLabel)
+	if owner, _ := sel.RequiresExactMatch(helmOwnerLabel); !ok || owner != helmOwnerValue {
+		return nil, false, nil
+	}
+	var metas metav1.PartialObjectMetadataList
+	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	// Every revision of the release, whatever else the query asks: the revisions are read
+	// whole below and the query applied to what kube-apiserver answers, not to the index.
+	if err := s.x.meta.List(ctx, &metas, client.InNamespace(s.ns),
+		client.MatchingLabels{helmOwnerLabel: helmOwnerValue, helmNameLabel: release}); err != nil {
+		// Not synced, or not started: kube-apiserver answers.
+		return nil, false, nil //nolint:nilerr // the LIST is the answer then
+	}
+	list := &corev1.SecretList{}
+	top := 0
+	for i := range metas.Items {
+		sec, err := s.SecretInterface.Get(ctx, metas.Items[i].Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil // the index is behind a deletion
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		top = max(top, revisionOf(sec.Labels))
+		if sel.Matches(labels.Set(sec.Labels)) {
+			list.Items = append(list.Items, *sec)
+		}
+	}
+	if top < s.x.highestWritten(s.ns, release) {
+		return nil, false, nil // the index is behind a revision this process wrote
+	}
+	return list, true, nil
+}
+
+// adoptReleases labels as the operator's the release Secrets of its resources that carry no
+// such label (written by a version before the index), so the index lists them: one LIST of
+// the release Secrets without the label at start-up, then nothing once they are labelled.
+func (x *ReleaseIndex) adoptReleases(ctx context.Context, namespaces []string) (int, error) {
+	sel := fmt.Sprintf("%s=%s,!%s", helmOwnerLabel, helmOwnerValue, addon.LabelManagedBy)
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, addon.LabelManagedBy, addon.ManagedByValue)
+	n := 0
+	for _, ns := range namespaces {
+		cont := ""
+		for {
+			l, err := x.secrets.Secrets(strings.TrimSpace(ns)).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: 500, Continue: cont})
+			if err != nil {
+				return n, fmt.Errorf("listing Helm release Secrets to adopt: %w", err)
+			}
+			for i := range l.Items {
+				s := &l.Items[i]
+				if !ownedByOperator(s) {
+					continue
+				}
+				_, err := x.secrets.Secrets(s.Namespace).Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return n, fmt.Errorf("labelling Helm release Secret %s/%s: %w", s.Namespace, s.Name, err)
+				}
+				n++
+			}
+			if cont = l.Continue; cont == "" {
+				break
+			}
+		}
+	}
+	return n, nil
+}
+
+// ownedByOperator: a release Secret whose controller is one of the operator's resources.
+func ownedByOperator(s *corev1.Secret) bool {
+	for _, o := range s.OwnerReferences {
+		if g, _, _ := strings.Cut(o.APIVersion, "/"); g == addon.Group && o.Controller != nil && *o.Controller {
+			return true
+		}
+	}
+	return false
+}

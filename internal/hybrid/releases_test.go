@@ -1,0 +1,262 @@
+package hybrid
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+)
+
+// releaseFixture: kube-apiserver is a client-go fake clientset; the index's informer is a
+// controller-runtime fake client seeded separately, so a test decides how far behind it is.
+type releaseFixture struct {
+	cs    *k8sfake.Clientset
+	x     *ReleaseIndex
+	store *storage.Storage
+}
+
+func newReleaseFixture(t *testing.T, indexed ...*corev1.Secret) *releaseFixture {
+	t.Helper()
+	objs := make([]client.Object, 0, len(indexed))
+	for _, s := range indexed {
+		objs = append(objs, s.DeepCopy())
+	}
+	cs := k8sfake.NewClientset()
+	x := &ReleaseIndex{meta: crfake.NewClientBuilder().WithObjects(objs...).Build(), secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
+	d := driver.NewSecrets(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x})
+	return &releaseFixture{cs: cs, x: x, store: storage.Init(d)}
+}
+
+// lists counts the LISTs of Secrets kube-apiserver received.
+func (f *releaseFixture) lists() int {
+	n := 0
+	for _, a := range f.cs.Actions() {
+		if a.GetVerb() == "list" && a.GetResource().Resource == "secrets" {
+			n++
+		}
+	}
+	return n
+}
+
+func rel(name string, rev int, st release.Status) *release.Release {
+	return &release.Release{Name: name, Namespace: "ns", Version: rev, Info: &release.Info{Status: st},
+		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}}}
+}
+
+// secretOf is the Secret Helm's driver writes for r (read back from the clientset).
+func (f *releaseFixture) secretOf(t *testing.T, r *release.Release) *corev1.Secret {
+	t.Helper()
+	s, err := f.cs.CoreV1().Secrets("ns").Get(context.Background(), "sh.helm.release.v1."+r.Name+".v"+strconv.Itoa(r.Version), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestReleaseIndexAnswersWithGetsNotLists(t *testing.T) {
+	ctx := context.Background()
+	// Written by "another process": in kube-apiserver and in the index, not in the ledger.
+	seed := newReleaseFixture(t)
+	if err := seed.store.Create(rel("postgresql-db", 1, release.StatusDeployed)); err != nil {
+		t.Fatal(err)
+	}
+	sec := seed.secretOf(t, rel("postgresql-db", 1, ""))
+	if sec.Labels[addon.LabelManagedBy] != addon.ManagedByValue {
+		t.Fatalf("release Secret not labelled as the operator's: %v", sec.Labels)
+	}
+	f := newReleaseFixture(t, sec)
+	if _, err := f.cs.CoreV1().Secrets("ns").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.cs.ClearActions()
+
+	got, err := f.store.Deployed("postgresql-db")
+	if err != nil || got.Version != 1 {
+		t.Fatalf("Deployed = %v, %v; want revision 1", got, err)
+	}
+	last, err := f.store.Last("postgresql-db")
+	if err != nil || last.Version != 1 {
+		t.Fatalf("Last = %v, %v; want revision 1", last, err)
+	}
+	if n := f.lists(); n != 0 {
+		t.Fatalf("%d LISTs of Secrets; want the index to answer with GETs", n)
+	}
+	// A release nobody wrote: missing, still without a LIST.
+	if _, err := f.store.Last("redis-other"); err == nil {
+		t.Fatal("Last of an unknown release succeeded")
+	}
+	if n := f.lists(); n != 0 {
+		t.Fatalf("%d LISTs for an unknown release; want 0", n)
+	}
+	// Any other query (helm list): kube-apiserver.
+	if _, err := f.store.ListReleases(); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.lists(); n != 1 {
+		t.Fatalf("%d LISTs for ListReleases; want 1", n)
+	}
+}
+
+func TestReleaseIndexFallsBackWhenBehind(t *testing.T) {
+	// The index has seen nothing yet: what this process writes is read back by a LIST.
+	f := newReleaseFixture(t)
+	if err := f.store.Create(rel("mysql-a", 1, release.StatusDeployed)); err != nil {
+		t.Fatal(err)
+	}
+	f.cs.ClearActions()
+	got, err := f.store.Last("mysql-a")
+	if err != nil || got.Version != 1 {
+		t.Fatalf("Last = %v, %v; want revision 1 through the fallback", got, err)
+	}
+	if n := f.lists(); n != 1 {
+		t.Fatalf("%d LISTs; want 1 (the index is behind a revision this process wrote)", n)
+	}
+
+	// The index lists revision 1; this process wrote revision 2 and superseded 1.
+	r1 := f.secretOf(t, rel("mysql-a", 1, ""))
+	g := newReleaseFixture(t, r1)
+	for _, r := range []*release.Release{rel("mysql-a", 1, release.StatusDeployed), rel("mysql-a", 2, release.StatusDeployed)} {
+		if err := g.store.Create(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.store.Update(rel("mysql-a", 1, release.StatusSuperseded)); err != nil {
+		t.Fatal(err)
+	}
+	g.cs.ClearActions()
+	got, err = g.store.Deployed("mysql-a")
+	if err != nil || got.Version != 2 {
+		t.Fatalf("Deployed = %v, %v; want revision 2", got, err)
+	}
+	if n := g.lists(); n != 1 {
+		t.Fatalf("%d LISTs; want 1", n)
+	}
+
+	// The index lists a revision that was deleted: LIST.
+	h := newReleaseFixture(t, r1)
+	h.cs.ClearActions()
+	if _, err := h.store.Last("mysql-a"); err == nil {
+		t.Fatal("Last found a deleted release")
+	}
+	if n := h.lists(); n != 1 {
+		t.Fatalf("%d LISTs; want 1 (the index is behind a deletion)", n)
+	}
+}
+
+func TestReleaseIndexQueryAppliesToFreshLabels(t *testing.T) {
+	// The index saw revision 1 deployed; kube-apiserver now has it superseded by 2 (written
+	// elsewhere, both indexed): status=deployed is matched against what the GETs answer.
+	seed := newReleaseFixture(t)
+	for _, r := range []*release.Release{rel("redis-r", 1, release.StatusDeployed), rel("redis-r", 2, release.StatusDeployed)} {
+		if err := seed.store.Create(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1, r2 := seed.secretOf(t, rel("redis-r", 1, "")), seed.secretOf(t, rel("redis-r", 2, ""))
+	f := newReleaseFixture(t, r1, r2)
+	for _, s := range []*corev1.Secret{r1, r2} {
+		s = s.DeepCopy()
+		if s.Name == r1.Name {
+			s.Labels["status"] = string(release.StatusSuperseded)
+		}
+		if _, err := f.cs.CoreV1().Secrets("ns").Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := f.store.DeployedAll("redis-r")
+	if err != nil || len(all) != 1 || all[0].Version != 2 {
+		t.Fatalf("DeployedAll = %v, %v; want revision 2 only", all, err)
+	}
+}
+
+func TestReleaseIndexForgetsUninstalled(t *testing.T) {
+	f := newReleaseFixture(t)
+	if err := f.store.Create(rel("mongodb-m", 1, release.StatusDeployed)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Delete("mongodb-m", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.x.highestWritten("ns", "mongodb-m"); n != 0 {
+		t.Fatalf("ledger keeps revision %d of an uninstalled release", n)
+	}
+	f.cs.ClearActions()
+	if _, err := f.store.Last("mongodb-m"); err == nil {
+		t.Fatal("Last found an uninstalled release")
+	}
+	if n := f.lists(); n != 0 {
+		t.Fatalf("%d LISTs after an uninstall; want 0", n)
+	}
+}
+
+func TestReleaseOfSecret(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		rel  string
+		rev  int
+		want bool
+	}{
+		{"sh.helm.release.v1.postgresql-db.v3", "postgresql-db", 3, true},
+		{"sh.helm.release.v1.redis-a.v2.b.v12", "redis-a.v2.b", 12, true},
+		{"sh.helm.release.v1.x.vz", "", 0, false},
+		{"db-secrets", "", 0, false},
+	} {
+		rel, rev, ok := releaseOfSecret(c.in)
+		if rel != c.rel || rev != c.rev || ok != c.want {
+			t.Errorf("releaseOfSecret(%q) = %q, %d, %v; want %q, %d, %v", c.in, rel, rev, ok, c.rel, c.rev, c.want)
+		}
+	}
+}
+
+func TestAdoptReleases(t *testing.T) {
+	mk := func(name, ns, apiVersion string, labels map[string]string) *corev1.Secret {
+		l := map[string]string{"owner": "helm", "name": name}
+		for k, v := range labels {
+			l[k] = v
+		}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + name + ".v1", Namespace: ns, Labels: l,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: "K", Name: name, UID: "u", Controller: ptr.To(true)}}}}
+	}
+	cs := k8sfake.NewClientset(
+		mk("ours", "a", addon.Group+"/v1alpha1", nil),
+		mk("ours-too", "b", addon.Group+"/v1alpha1", nil),
+		mk("theirs", "a", "apps/v1", nil),
+		mk("done", "a", addon.Group+"/v1alpha1", map[string]string{addon.LabelManagedBy: addon.ManagedByValue}),
+	)
+	// Namespace b is not watched; "theirs" is another controller's release; "done" is labelled.
+	x := &ReleaseIndex{secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
+	n, err := x.adoptReleases(context.Background(), []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("adopted %d; want 1 (namespace a, ours only)", n)
+	}
+	var patched []string
+	for _, a := range cs.Actions() {
+		if p, ok := a.(k8stesting.PatchAction); ok {
+			patched = append(patched, p.GetNamespace()+"/"+p.GetName())
+		}
+	}
+	if len(patched) != 1 || patched[0] != "a/sh.helm.release.v1.ours.v1" {
+		t.Fatalf("patched %v", patched)
+	}
+	s, _ := cs.CoreV1().Secrets("a").Get(context.Background(), "sh.helm.release.v1.ours.v1", metav1.GetOptions{})
+	if s.Labels[addon.LabelManagedBy] != addon.ManagedByValue {
+		t.Fatalf("labels after adoption: %v", s.Labels)
+	}
+}

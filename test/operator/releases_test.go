@@ -1,0 +1,84 @@
+package operator_test
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/test/kube"
+)
+
+// Issue #17: the Helm side reads its releases through an index of the operator's release
+// Secrets (GETs by name, not LISTs through every Secret of the namespace). The index lists
+// only release Secrets labelled as the operator's: the operator labels what it writes, and at
+// start-up adopts those an earlier version wrote without the label.
+var _ = Describe("Helm release Secrets", func() {
+	ctx := context.Background()
+	const managedBy = "api.clever-cloud.com/managed-by"
+
+	releases := func(ns string) []corev1.Secret {
+		GinkgoHelper()
+		l := &corev1.SecretList{}
+		Expect(k8s.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{"owner": "helm"})).To(Succeed())
+		return l.Items
+	}
+	highest := func(ns string) func() int {
+		return func() int {
+			top := 0
+			for _, s := range releases(ns) {
+				v, _ := strconv.Atoi(s.Labels["version"])
+				top = max(top, v)
+			}
+			return top
+		}
+	}
+
+	It("are labelled as the operator's; an earlier version's are adopted at start and upgraded from", func() {
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_redis.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		rels := releases(ns)
+		Expect(rels).To(HaveLen(1))
+		Expect(rels[0].Labels).To(HaveKeyWithValue(managedBy, "clever-operator"))
+		Expect(rels[0].Labels).To(HaveKeyWithValue("version", "1"))
+
+		// As an earlier version left it: no label of ours on the release Secret.
+		mgr.Stop()
+		rel := rels[0].DeepCopy()
+		delete(rel.Labels, managedBy)
+		Expect(k8s.Update(ctx, rel)).To(Succeed())
+		startManager()
+		Eventually(func() map[string]string {
+			s := &corev1.Secret{}
+			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: rel.Name}, s)).To(Succeed())
+			return s.Labels
+		}).Should(HaveKeyWithValue(managedBy, "clever-operator"))
+
+		// A change of the rendered Secret upgrades the adopted release (revision 2), read
+		// through the index: no install over it, no failure.
+		patch := []byte(`{"spec":{"secret":{"labels":{"team":"blue"}}}}`)
+		Expect(k8s.Patch(ctx, suite.Get(cr), client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		Eventually(func() map[string]string { return suite.Secret(ns, cr.GetName()+"-secrets").Labels }, 30*time.Second).
+			Should(HaveKeyWithValue("team", "blue"))
+		Eventually(highest(ns)).Should(Equal(2))
+		Consistently(suite.ReadyOf(cr), 2*time.Second).Should(Equal("True/Provisioned"))
+		for _, s := range releases(ns) {
+			Expect(s.Labels).To(HaveKeyWithValue(managedBy, "clever-operator"), s.Name)
+		}
+		for _, t := range []string{"ReleaseFailed", "Irreconcilable"} {
+			Expect(kube.Condition(suite.Get(cr), t)).NotTo(HavePrefix("True"), t)
+		}
+
+		// Deleting the resource uninstalls the release: no release Secret left.
+		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
+		Eventually(func() bool { return suite.Get(cr) == nil }, 60*time.Second).Should(BeTrue())
+		Eventually(func() []corev1.Secret { return releases(ns) }).Should(BeEmpty())
+	})
+})
