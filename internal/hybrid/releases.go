@@ -24,6 +24,11 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 )
 
+// LabelRelease marks the Helm release Secrets the operator writes, for its index of them.
+// (Not addon.LabelManagedBy: the manager's cache holds every Secret carrying that one, and
+// release Secrets are whole charts and manifests, gzipped: the index keeps their metadata only.)
+const LabelRelease = addon.Group + "/helm-release"
+
 // Helm's release Secrets: labels its Secrets driver writes and queries by.
 const (
 	helmOwnerLabel   = "owner"
@@ -39,7 +44,7 @@ const (
 // what made time per resource grow with the namespace (docs/performance.md, P6).
 //
 // The index keeps the names and labels of the operator's release Secrets (labelled
-// addon.LabelManagedBy when written, see indexedSecrets) in a metadata-only informer — a few
+// LabelRelease when written, see indexedSecrets) in a metadata-only informer — a few
 // hundred bytes each, never their data — and answers Helm's query with a GET of each
 // matching Secret by name, which costs kube-apiserver the same whatever the namespace
 // holds. It falls back to the LIST when it cannot vouch for its answer: a query it does not
@@ -60,7 +65,7 @@ type ReleaseIndex struct {
 // with the manager's caches, before any controller). namespaces restricts it (empty: all).
 // Release Secrets an earlier version wrote are labelled first (adoptReleases).
 func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string, log logr.Logger) (*ReleaseIndex, error) {
-	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, addon.LabelManagedBy: addon.ManagedByValue})
+	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, LabelRelease: addon.ManagedByValue})
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		HTTPClient:           mgr.GetHTTPClient(),
 		Scheme:               mgr.GetScheme(),
@@ -159,19 +164,30 @@ func (x *ReleaseIndex) highestWritten(ns, release string) int {
 }
 
 // indexedSecrets is the Secrets client Helm's driver is given: writes go to kube-apiserver
-// (labelled as the operator's), release queries are answered through the index.
+// (labelled as the operator's), release queries are answered through the index. One is made
+// per action configuration, that is per reconcile.
 type indexedSecrets struct {
 	typedcorev1.SecretInterface
 	ns string
 	x  *ReleaseIndex
+	// held is an install's first record of its release (status pending-install), kept here
+	// and written as the outcome Helm records next (deployed, or failed): one write per
+	// install instead of a create and an update. Nothing else reads a release while it is
+	// being installed (one reconcile per resource at a time, under leader election). An
+	// install that never records its outcome (the process died) leaves no release behind:
+	// the next reconcile installs again, and Helm takes back the Secret it had applied
+	// (it carries the release's annotations), instead of a pending release to repair.
+	held map[string]*corev1.Secret
 }
+
+const statusPendingInstall = "pending-install"
 
 func labelled(s *corev1.Secret) *corev1.Secret {
 	s = s.DeepCopy()
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
-	s.Labels[addon.LabelManagedBy] = addon.ManagedByValue
+	s.Labels[LabelRelease] = addon.ManagedByValue
 	return s
 }
 
@@ -181,6 +197,13 @@ func revisionOf(l map[string]string) int {
 }
 
 func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
+	if sec.Labels["status"] == statusPendingInstall && len(opts.DryRun) == 0 {
+		if s.held == nil {
+			s.held = map[string]*corev1.Secret{}
+		}
+		s.held[sec.Name] = labelled(sec)
+		return s.held[sec.Name].DeepCopy(), nil
+	}
 	out, err := s.SecretInterface.Create(ctx, labelled(sec), opts)
 	if err == nil {
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
@@ -189,6 +212,10 @@ func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts me
 }
 
 func (s *indexedSecrets) Update(ctx context.Context, sec *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
+	if _, ok := s.held[sec.Name]; ok {
+		delete(s.held, sec.Name)
+		return s.Create(ctx, sec, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
+	}
 	out, err := s.SecretInterface.Update(ctx, labelled(sec), opts)
 	if err == nil {
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
@@ -213,7 +240,19 @@ func releaseOfSecret(secretName string) (string, int, bool) {
 	return rest[:i], rev, true
 }
 
+// Get answers a held record from memory.
+func (s *indexedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	if h, ok := s.held[name]; ok {
+		return h.DeepCopy(), nil
+	}
+	return s.SecretInterface.Get(ctx, name, opts)
+}
+
 func (s *indexedSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if _, ok := s.held[name]; ok {
+		delete(s.held, name)
+		return nil
+	}
 	err := s.SecretInterface.Delete(ctx, name, opts)
 	if err == nil || apierrors.IsNotFound(err) {
 		if rel, rev, ok := releaseOfSecret(name); ok {
@@ -279,11 +318,11 @@ func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions)
 // such label (written by a version before the index), so the index lists them: one LIST of
 // the release Secrets without the label at start-up, then nothing once they are labelled.
 func (x *ReleaseIndex) adoptReleases(ctx context.Context, namespaces []string) (int, error) {
-	sel := fmt.Sprintf("%s=%s,!%s", helmOwnerLabel, helmOwnerValue, addon.LabelManagedBy)
+	sel := fmt.Sprintf("%s=%s,!%s", helmOwnerLabel, helmOwnerValue, LabelRelease)
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, addon.LabelManagedBy, addon.ManagedByValue)
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRelease, addon.ManagedByValue)
 	n := 0
 	for _, ns := range namespaces {
 		cont := ""

@@ -75,7 +75,7 @@ func TestReleaseIndexAnswersWithGetsNotLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := seed.secretOf(t, rel("postgresql-db", 1, ""))
-	if sec.Labels[addon.LabelManagedBy] != addon.ManagedByValue {
+	if sec.Labels[LabelRelease] != addon.ManagedByValue {
 		t.Fatalf("release Secret not labelled as the operator's: %v", sec.Labels)
 	}
 	f := newReleaseFixture(t, sec)
@@ -235,7 +235,7 @@ func TestAdoptReleases(t *testing.T) {
 		mk("ours", "a", addon.Group+"/v1alpha1", nil),
 		mk("ours-too", "b", addon.Group+"/v1alpha1", nil),
 		mk("theirs", "a", "apps/v1", nil),
-		mk("done", "a", addon.Group+"/v1alpha1", map[string]string{addon.LabelManagedBy: addon.ManagedByValue}),
+		mk("done", "a", addon.Group+"/v1alpha1", map[string]string{LabelRelease: addon.ManagedByValue}),
 	)
 	// Namespace b is not watched; "theirs" is another controller's release; "done" is labelled.
 	x := &ReleaseIndex{secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
@@ -256,7 +256,58 @@ func TestAdoptReleases(t *testing.T) {
 		t.Fatalf("patched %v", patched)
 	}
 	s, _ := cs.CoreV1().Secrets("a").Get(context.Background(), "sh.helm.release.v1.ours.v1", metav1.GetOptions{})
-	if s.Labels[addon.LabelManagedBy] != addon.ManagedByValue {
+	if s.Labels[LabelRelease] != addon.ManagedByValue {
 		t.Fatalf("labels after adoption: %v", s.Labels)
+	}
+}
+
+// An install's pending record is written once, with its outcome: one create, no update.
+func TestReleaseInstallWrittenOnce(t *testing.T) {
+	for _, outcome := range []release.Status{release.StatusDeployed, release.StatusFailed} {
+		t.Run(string(outcome), func(t *testing.T) {
+			f := newReleaseFixture(t)
+			r := rel("kv-k", 1, release.StatusPendingInstall)
+			if err := f.store.Create(r); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(f.cs.Actions()); n != 0 {
+				t.Fatalf("%d requests for the pending record; want 0 (held until the outcome)", n)
+			}
+			if got, err := f.store.Get("kv-k", 1); err != nil || got.Info.Status != release.StatusPendingInstall {
+				t.Fatalf("held record: %v, %v", got, err)
+			}
+			r.Info.Status = outcome
+			if err := f.store.Update(r); err != nil {
+				t.Fatal(err)
+			}
+			var verbs []string
+			for _, a := range f.cs.Actions() {
+				verbs = append(verbs, a.GetVerb())
+			}
+			if len(verbs) != 1 || verbs[0] != "create" {
+				t.Fatalf("requests %v; want one create", verbs)
+			}
+			if s := f.secretOf(t, r); s.Labels["status"] != string(outcome) || s.Labels[LabelRelease] != addon.ManagedByValue {
+				t.Fatalf("written labels %v", s.Labels)
+			}
+			// Later writes of the release are updates as usual.
+			if err := f.store.Update(r); err != nil {
+				t.Fatal(err)
+			}
+			if a := f.cs.Actions(); a[len(a)-1].GetVerb() != "update" {
+				t.Fatalf("second record: %s; want an update", a[len(a)-1].GetVerb())
+			}
+		})
+	}
+	// A pending install deleted (rolled back) before its outcome: nothing was written.
+	f := newReleaseFixture(t)
+	if err := f.store.Create(rel("kv-z", 1, release.StatusPendingInstall)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Delete("kv-z", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.cs.Actions()); n != 0 {
+		t.Fatalf("requests %v; want none", f.cs.Actions())
 	}
 }

@@ -20,7 +20,7 @@ import (
 // start-up adopts those an earlier version wrote without the label.
 var _ = Describe("Helm release Secrets", func() {
 	ctx := context.Background()
-	const managedBy = "api.clever-cloud.com/managed-by"
+	const managedBy = "api.clever-cloud.com/helm-release"
 
 	releases := func(ns string) []corev1.Secret {
 		GinkgoHelper()
