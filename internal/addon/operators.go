@@ -168,6 +168,56 @@ func (r *Reconciler) operatorCredentials(ctx context.Context, s *pass, addonID, 
 	return data, "", nil
 }
 
+// operatorRefresh is the credentials read of an operator add-on's periodic refresh: one call
+// per period like every kind's, where a full pass reads both the v4 answer and the v2 env.
+// The refreshes that read credentials (n even: the odd ones read the add-on) take the v4
+// answer and the v2 env in turn; the half not read is what was published last (prev, the
+// source Secret's data). A change at v4 or v2 is seen within four periods, an add-on gone
+// within two (both answer 404); a reconcile request (annotation) reads both at once.
+func (r *Reconciler) operatorRefresh(ctx context.Context, s *pass, addonID, realID string, prev map[string]string, n int) (map[string]string, string, error) {
+	var data map[string]string
+	var missing []string
+	if n%4 == 0 {
+		info, err := s.api.GetOperator(ctx, r.Kind.Operator, realID)
+		if err != nil {
+			return nil, "", err
+		}
+		data, missing = operatorData(r.Kind.Operator, info, prev)
+		s.info = info
+	} else {
+		env, err := s.api.GetAddonEnv(ctx, s.org, addonID)
+		if err != nil {
+			return nil, "", err
+		}
+		data, missing = operatorDataV2(r.Kind.Operator, prev, envToMap(env))
+	}
+	if len(missing) > 0 {
+		// Published before, missing now: a full pass reads both and says what is missing.
+		return nil, fmt.Sprintf("not served any more: %s", strings.Join(missing, ", ")), nil
+	}
+	return data, "", nil
+}
+
+// operatorDataV2 is operatorData with a fresh v2 env and, for the kind's own keys (which v4
+// serves first), the values published last: what v4 answered then.
+func operatorDataV2(segment string, prev, env map[string]string) (data map[string]string, missing []string) {
+	data = make(map[string]string, len(env)+8)
+	for k, v := range env {
+		data[k] = v
+	}
+	for _, ok := range operatorKeys[segment] {
+		if v := prev[ok.key]; v != "" {
+			data[ok.key] = v
+		}
+	}
+	for _, k := range operatorRequired[segment] {
+		if data[k] == "" {
+			missing = append(missing, k)
+		}
+	}
+	return data, missing
+}
+
 // setOperatorStatus records the non-secret facts of a v4 answer (nil: nothing to record).
 func setOperatorStatus(u *unstructured.Unstructured, info *clevercloud.OperatorInfo) {
 	if info == nil {

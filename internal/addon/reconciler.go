@@ -693,7 +693,8 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	}
 	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
 	forced := requested != "" && requested != statusLastHandledReconcileAt.String(obj)
-	read := r.Kind.refreshReadFor(r.countRefresh(obj))
+	n := r.countRefresh(obj)
+	read := r.Kind.refreshReadFor(n)
 	if forced {
 		read = readEnv
 	}
@@ -723,7 +724,14 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		s.reportDrift(r.addonDrift(obj, a))
 		return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 	}
-	data, pending, err := r.credentials(ctx, s, addonID, realID, nil, false)
+	var data map[string]string
+	var pending string
+	var err error
+	if r.Kind.Operator != "" && !forced {
+		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, secretData(src), n)
+	} else {
+		data, pending, err = r.credentials(ctx, s, addonID, realID, nil, false)
+	}
 	switch {
 	case clevercloud.IsNotFound(err):
 		return nil

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -80,6 +81,42 @@ var _ = Describe("operator add-ons at v4", func() {
 		Expect(avail).To(ContainElement(strOf(info, "version")))
 		// The password is in the Secret, never in status.
 		Expect(strings.Contains(toJSON(cur.Object["status"]), data["CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD"])).To(BeFalse())
+	})
+
+	It("refreshes with one call per period: v4 and the v2 env in turn, a change at v2 published", func() {
+		ns := suite.NewNamespace()
+		fastRefresh(ns)
+		DeferCleanup(func() { mgr.Stop(); startManager() })
+		kc := ownSample("api_v1_keycloak.yaml", ns)
+		Expect(k8s.Create(ctx, kc)).To(Succeed())
+		Eventually(suite.ReadyOf(kc), 30*time.Second).Should(Equal("True/Provisioned"))
+		id := kube.StatusString(suite.Get(kc), "addon")
+		url := kube.SecretData(suite.Secret(ns, "keycloak-secrets"))["CC_KEYCLOAK_URL"]
+		Expect(url).NotTo(BeEmpty())
+
+		// A variable Clever Cloud adds at v2 reaches the Secret (the v2 turn); what v4 serves
+		// stays (taken from what was published, not read again in that turn).
+		calls := suite.CountCalls(ns)
+		Expect(fake.SetEnv(id, []fakeapi.Variable{{Name: "EXTRA_V2", Value: "from-v2"}})).To(Succeed())
+		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "keycloak-secrets")) }, 30*time.Second).
+			Should(HaveKeyWithValue("EXTRA_V2", "from-v2"))
+		data := kube.SecretData(suite.Secret(ns, "keycloak-secrets"))
+		Expect(data).To(HaveKeyWithValue("CC_KEYCLOAK_URL", url))
+		Expect(data["CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD"]).NotTo(BeEmpty())
+
+		// Refreshes alternate a read of the add-on with one credentials read (v4 or v2, not
+		// both): as many credentials reads as add-on reads, give or take the one in flight
+		// (reading both would make about twice as many: 6 or more for 4 add-on reads).
+		Eventually(func() int { return calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}") }, 45*time.Second).Should(BeNumerically(">=", 4))
+		addonReads := calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}")
+		v4 := calls.Route("GET /v4/addon-providers/addon-keycloak/addons/{realId}")
+		v2 := calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")
+		GinkgoWriter.Printf("refresh reads: add-on %d, v4 %d, v2 env %d; by route %v\n", addonReads, v4, v2, fake.CountsFor(suite.OrgOf(ns)))
+		Expect(v4).To(BeNumerically(">=", 1))
+		Expect(v2).To(BeNumerically(">=", 1))
+		Expect(v4+v2).To(BeNumerically("<=", addonReads+1), "one credentials read per refresh turn")
+		Expect(kube.SecretData(suite.Secret(ns, "keycloak-secrets"))).To(HaveKeyWithValue("CC_KEYCLOAK_URL", url))
+		Expect(suite.ReadyOf(kc)()).To(Equal("True/Provisioned"))
 	})
 
 	It("fills Otoroshi's URL, management API keys and admin login from v4, and Metabase's and Matomo's URLs", func() {
