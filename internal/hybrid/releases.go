@@ -72,7 +72,7 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string,
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultNamespaces:    namespaceConfig(namespaces),
 		DefaultLabelSelector: sel,
-		DefaultTransform:     cache.TransformStripManagedFields(),
+		DefaultTransform:     slimReleaseMeta,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release index: %w", err)
@@ -115,6 +115,25 @@ func namespaceConfig(namespaces []string) map[string]cache.Config {
 		}
 	}
 	return m
+}
+
+// slimReleaseMeta keeps of a release Secret's metadata what the index reads: its name and
+// Helm's labels (a third of what the informer would otherwise hold per release: no owner
+// references, UID, timestamps or managedFields).
+func slimReleaseMeta(o any) (any, error) {
+	m, ok := o.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return o, nil
+	}
+	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta}
+	out.Name, out.Namespace, out.ResourceVersion = m.Name, m.Namespace, m.ResourceVersion
+	out.Labels = make(map[string]string, 5)
+	for _, k := range []string{helmOwnerLabel, helmNameLabel, helmVersionLabel, "status", LabelRelease} {
+		if v, ok := m.Labels[k]; ok {
+			out.Labels[k] = v
+		}
+	}
+	return out, nil
 }
 
 func releaseMeta() *metav1.PartialObjectMetadata {
@@ -205,8 +224,17 @@ func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts me
 		return s.held[sec.Name].DeepCopy(), nil
 	}
 	out, err := s.SecretInterface.Create(ctx, labelled(sec), opts)
-	if err == nil {
+	switch {
+	case err == nil:
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
+	case apierrors.IsAlreadyExists(err) && sec.Labels[helmNameLabel] != "":
+		// A revision the index did not list: a release Secret of an earlier version restored
+		// from a backup while this process runs (those present at start-up are labelled
+		// then). Its revisions are labelled now, so the next reconcile reads the release;
+		// this write fails as it would have without the index.
+		if _, aerr := s.x.adopt(ctx, []string{s.ns}, helmNameLabel+"="+sec.Labels[helmNameLabel]); aerr != nil {
+			logr.FromContextOrDiscard(ctx).Error(aerr, "labelling a restored Helm release", "release", sec.Labels[helmNameLabel])
+		}
 	}
 	return out, err
 }
@@ -318,7 +346,16 @@ func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions)
 // such label (written by a version before the index), so the index lists them: one LIST of
 // the release Secrets without the label at start-up, then nothing once they are labelled.
 func (x *ReleaseIndex) adoptReleases(ctx context.Context, namespaces []string) (int, error) {
+	return x.adopt(ctx, namespaces, "")
+}
+
+// adopt labels the operator's release Secrets without LabelRelease in namespaces (all when
+// empty), those matching the label selector extra too when given.
+func (x *ReleaseIndex) adopt(ctx context.Context, namespaces []string, extra string) (int, error) {
 	sel := fmt.Sprintf("%s=%s,!%s", helmOwnerLabel, helmOwnerValue, LabelRelease)
+	if extra != "" {
+		sel += "," + extra
+	}
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}

@@ -311,3 +311,52 @@ func TestReleaseInstallWrittenOnce(t *testing.T) {
 		t.Fatalf("requests %v; want none", f.cs.Actions())
 	}
 }
+
+// A release Secret of an earlier version (no LabelRelease) restored while the operator runs:
+// the index does not list it, so Helm installs; the record collides with it, and the
+// release's Secrets are labelled so the next reconcile reads the release through the index.
+func TestReleaseRestoredUnlabelledIsAdopted(t *testing.T) {
+	f := newReleaseFixture(t)
+	restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.redis-r.v1", Namespace: "ns",
+		Labels:          map[string]string{"owner": "helm", "name": "redis-r", "status": "deployed", "version": "1"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: addon.Group + "/v1", Kind: "Redis", Name: "r", UID: "old", Controller: ptr.To(true)}}}}
+	if _, err := f.cs.CoreV1().Secrets("ns").Create(context.Background(), restored, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Last("redis-r"); err == nil {
+		t.Fatal("the index listed a release Secret without its label")
+	}
+	r := rel("redis-r", 1, release.StatusPendingInstall)
+	if err := f.store.Create(r); err != nil {
+		t.Fatal(err)
+	}
+	r.Info.Status = release.StatusDeployed
+	if err := f.store.Update(r); err == nil {
+		t.Fatal("recording over the restored revision succeeded")
+	}
+	s, err := f.cs.CoreV1().Secrets("ns").Get(context.Background(), restored.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Labels[LabelRelease] != addon.ManagedByValue {
+		t.Fatalf("restored release Secret not labelled: %v", s.Labels)
+	}
+}
+
+func TestSlimReleaseMeta(t *testing.T) {
+	in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.a.v1", Namespace: "ns", ResourceVersion: "7", UID: "u",
+		Labels:          map[string]string{"owner": "helm", "name": "a", "version": "1", "status": "deployed", LabelRelease: "clever-operator", "modifiedAt": "1"},
+		OwnerReferences: []metav1.OwnerReference{{Name: "a"}}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
+	out, err := slimReleaseMeta(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out.(*metav1.PartialObjectMetadata)
+	if m.Name != in.Name || m.Namespace != "ns" || m.ResourceVersion != "7" || len(m.Labels) != 5 || m.Labels["modifiedAt"] != "" ||
+		m.UID != "" || m.OwnerReferences != nil || m.ManagedFields != nil {
+		t.Fatalf("slimmed to %+v", m.ObjectMeta)
+	}
+	if o, _ := slimReleaseMeta("tombstone"); o != "tombstone" {
+		t.Fatal("other objects must pass unchanged")
+	}
+}

@@ -76,6 +76,33 @@ var _ = Describe("Helm release Secrets", func() {
 			Expect(kube.Condition(suite.Get(cr), t)).NotTo(HavePrefix("True"), t)
 		}
 
+		// The same while the operator runs (a backup of an earlier version restored after it
+		// started; a fresh process, which never wrote this release): the index does not list
+		// the release, so Helm installs; its record collides with revision 1, the release's
+		// Secrets are labelled, and the next reconcile upgrades from the latest revision.
+		mgr.Stop()
+		startManager()
+		rels = releases(ns)
+		for i := range rels {
+			delete(rels[i].Labels, managedBy)
+			Expect(k8s.Update(ctx, &rels[i])).To(Succeed())
+		}
+		patch = []byte(`{"spec":{"secret":{"labels":{"team":"green"}}}}`)
+		Expect(k8s.Patch(ctx, suite.Get(cr), client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		Eventually(func() map[string]string { return suite.Secret(ns, cr.GetName()+"-secrets").Labels }, 30*time.Second).
+			Should(HaveKeyWithValue("team", "green"))
+		Eventually(func() []string {
+			var unlabelled []string
+			for _, s := range releases(ns) {
+				if s.Labels[managedBy] != "clever-operator" {
+					unlabelled = append(unlabelled, s.Name)
+				}
+			}
+			return unlabelled
+		}).Should(BeEmpty())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(highest(ns)()).To(BeNumerically(">=", 2))
+
 		// Deleting the resource uninstalls the release: no release Secret left.
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(func() bool { return suite.Get(cr) == nil }, 60*time.Second).Should(BeTrue())
