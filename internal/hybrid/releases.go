@@ -62,15 +62,16 @@ type ReleaseIndex struct {
 }
 
 // NewReleaseIndex makes the index and registers its informer with mgr (started and synced
-// with the manager's caches, before any controller). namespaces restricts it (empty: all).
-// Release Secrets an earlier version wrote are labelled first (adoptReleases).
-func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string, log logr.Logger) (*ReleaseIndex, error) {
+// with the manager's caches, before any controller). namespaces restricts it, as the
+// manager's cache (nil: all namespaces). Release Secrets an earlier version wrote are
+// labelled first (adoptReleases).
+func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[string]cache.Config, log logr.Logger) (*ReleaseIndex, error) {
 	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, LabelRelease: addon.ManagedByValue})
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		HTTPClient:           mgr.GetHTTPClient(),
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
-		DefaultNamespaces:    namespaceConfig(namespaces),
+		DefaultNamespaces:    namespaces,
 		DefaultLabelSelector: sel,
 		DefaultTransform:     slimReleaseMeta,
 	})
@@ -85,7 +86,11 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string,
 		return nil, fmt.Errorf("release index: %w", err)
 	}
 	x := &ReleaseIndex{meta: c, secrets: cs, written: map[types.NamespacedName]int{}}
-	n, err := x.adoptReleases(ctx, namespaces)
+	names := make([]string, 0, len(namespaces))
+	for ns := range namespaces {
+		names = append(names, ns)
+	}
+	n, err := x.adoptReleases(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -103,19 +108,6 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces []string,
 type cacheRunnable struct{ cache.Cache }
 
 func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
-
-func namespaceConfig(namespaces []string) map[string]cache.Config {
-	var m map[string]cache.Config
-	for _, n := range namespaces {
-		if n = strings.TrimSpace(n); n != "" {
-			if m == nil {
-				m = map[string]cache.Config{}
-			}
-			m[n] = cache.Config{}
-		}
-	}
-	return m
-}
 
 // slimReleaseMeta keeps of a release Secret's metadata what the index reads: its name and
 // Helm's labels (a third of what the informer would otherwise hold per release: no owner

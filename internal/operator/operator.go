@@ -207,7 +207,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// One index of Helm release Secrets for every kind's Helm side: Helm's queries become GETs
 	// by name instead of LISTs that go through every Secret of the namespace.
 	adoptCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	releases, err := hybrid.NewReleaseIndex(adoptCtx, mgr, o.Namespaces, o.Log.WithName("helm"))
+	releases, err := hybrid.NewReleaseIndex(adoptCtx, mgr, namespaceConfig(o.Namespaces), o.Log.WithName("helm"))
 	cancel()
 	if err != nil {
 		return err
