@@ -189,33 +189,20 @@ func (r *Reconciler) operatorRefresh(ctx context.Context, s *pass, addonID, real
 		if err != nil {
 			return nil, "", err
 		}
-		data, missing = operatorDataV2(r.Kind.Operator, prev, envToMap(env))
+		// The kind's own keys as published (v4 serves them first), the rest from the v2 env.
+		fresh := envToMap(env)
+		for _, ok := range operatorKeys[r.Kind.Operator] {
+			if v := prev[ok.key]; v != "" {
+				fresh[ok.key] = v
+			}
+		}
+		data, missing = operatorData(r.Kind.Operator, nil, fresh)
 	}
 	if len(missing) > 0 {
 		// Published before, missing now: a full pass reads both and says what is missing.
 		return nil, fmt.Sprintf("not served any more: %s", strings.Join(missing, ", ")), nil
 	}
 	return data, "", nil
-}
-
-// operatorDataV2 is operatorData with a fresh v2 env and, for the kind's own keys (which v4
-// serves first), the values published last: what v4 answered then.
-func operatorDataV2(segment string, prev, env map[string]string) (data map[string]string, missing []string) {
-	data = make(map[string]string, len(env)+8)
-	for k, v := range env {
-		data[k] = v
-	}
-	for _, ok := range operatorKeys[segment] {
-		if v := prev[ok.key]; v != "" {
-			data[ok.key] = v
-		}
-	}
-	for _, k := range operatorRequired[segment] {
-		if data[k] == "" {
-			missing = append(missing, k)
-		}
-	}
-	return data, missing
 }
 
 // setOperatorStatus records the non-secret facts of a v4 answer (nil: nothing to record).

@@ -38,36 +38,30 @@ func TestOperatorRefreshTurns(t *testing.T) {
 	r := &Reconciler{Kind: k}
 	s := &pass{api: api}
 
-	// n%4 == 2: the v2 env, with v4's keys as published.
-	data, pending, err := r.operatorRefresh(context.Background(), s, "addon_1", "keycloak_1", prev, 2)
-	if err != nil || pending != "" {
-		t.Fatalf("v2 turn: %v, %q", err, pending)
-	}
-	if api.v4 != 0 || api.v2env != 1 {
-		t.Fatalf("v2 turn read v4 %d, v2 %d times; want 0, 1", api.v4, api.v2env)
-	}
-	for key, want := range map[string]string{"NEW_V2": "v", "CC_KEYCLOAK_URL": "https://kc.old/", "CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD": "pw", "LEGACY_V2": ""} {
-		if data[key] != want {
-			t.Errorf("v2 turn: %s = %q, want %q", key, data[key], want)
+	// turn runs refresh n and checks the reads made so far (v4, v2 in all) and the data.
+	turn := func(name string, n, v4, v2 int, want map[string]string) {
+		t.Helper()
+		data, pending, err := r.operatorRefresh(context.Background(), s, "addon_1", "keycloak_1", prev, n)
+		if err != nil || pending != "" {
+			t.Fatalf("%s turn: %v, %q", name, err, pending)
+		}
+		if api.v4 != v4 || api.v2env != v2 {
+			t.Fatalf("%s turn: v4 read %d, v2 %d times in all; want %d, %d", name, api.v4, api.v2env, v4, v2)
+		}
+		for key, w := range want {
+			if data[key] != w {
+				t.Errorf("%s turn: %s = %q, want %q", name, key, data[key], w)
+			}
 		}
 	}
+
+	// n%4 == 2: the v2 env, with v4's keys as published.
+	turn("v2", 2, 0, 1, map[string]string{"NEW_V2": "v", "CC_KEYCLOAK_URL": "https://kc.old/", "CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD": "pw", "LEGACY_V2": ""})
 	if s.info != nil {
 		t.Error("v2 turn set the v4 answer")
 	}
-
 	// n%4 == 0: v4, with the rest as published.
-	data, pending, err = r.operatorRefresh(context.Background(), s, "addon_1", "keycloak_1", prev, 4)
-	if err != nil || pending != "" {
-		t.Fatalf("v4 turn: %v, %q", err, pending)
-	}
-	if api.v4 != 1 || api.v2env != 1 {
-		t.Fatalf("v4 turn read v4 %d, v2 %d times in all; want 1, 1", api.v4, api.v2env)
-	}
-	for key, want := range map[string]string{"CC_KEYCLOAK_URL": "https://kc.new/", "CC_KEYCLOAK_ADMIN_URL": "https://kc.new/admin", "LEGACY_V2": "old", "NEW_V2": ""} {
-		if data[key] != want {
-			t.Errorf("v4 turn: %s = %q, want %q", key, data[key], want)
-		}
-	}
+	turn("v4", 4, 1, 1, map[string]string{"CC_KEYCLOAK_URL": "https://kc.new/", "CC_KEYCLOAK_ADMIN_URL": "https://kc.new/admin", "LEGACY_V2": "old", "NEW_V2": ""})
 	if s.info != api.info {
 		t.Error("v4 turn did not keep the v4 answer for status")
 	}

@@ -728,7 +728,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	var pending string
 	var err error
 	if r.Kind.Operator != "" && !forced {
-		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, secretData(src), n)
+		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, SecretStrings(src.Data), n)
 	} else {
 		data, pending, err = r.credentials(ctx, s, addonID, realID, nil, false)
 	}

@@ -194,7 +194,7 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	// The key in use now is revoked by the renewal. Clever Cloud's env may still show it for
 	// a while after: remember it (as a hash) so no read publishes it again
 	// (staleAfterRotation).
-	revoked := revokedKeyHash(r.Kind, secretStrings(src.Data))
+	revoked := revokedKeyHash(r.Kind, SecretStrings(src.Data))
 	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[AnnotationRealID]); err != nil {
 		if revoked != "" {
 			// Not renewed: the key in use stays valid and must stay publishable.
@@ -238,7 +238,8 @@ func staleAfterRotation(k *Kind, obj *unstructured.Unstructured, data map[string
 	return revoked != "" && revokedKeyHash(k, data) == revoked
 }
 
-func secretStrings(data map[string][]byte) map[string]string {
+// SecretStrings is a Secret's data as strings.
+func SecretStrings(data map[string][]byte) map[string]string {
 	out := make(map[string]string, len(data))
 	for k, v := range data {
 		out[k] = string(v)

@@ -107,16 +107,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 
 // secretHash hashes a Secret's actual data, so a hand-edited source Secret is corrected.
 func secretHash(s *corev1.Secret) string {
-	return CredentialsHash(secretData(s))
-}
-
-// secretData is a Secret's data as strings.
-func secretData(s *corev1.Secret) map[string]string {
-	m := make(map[string]string, len(s.Data))
-	for k, v := range s.Data {
-		m[k] = string(v)
-	}
-	return m
+	return CredentialsHash(SecretStrings(s.Data))
 }
 
 func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstructured) error {

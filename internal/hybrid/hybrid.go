@@ -149,11 +149,7 @@ func Translator(c client.Client, kind *addon.Kind) values.Translator {
 		if !metav1.IsControlledBy(src, obj) {
 			return nil, fmt.Errorf("secret %s is not controlled by this resource", key.Name)
 		}
-		data := make(map[string]string, len(src.Data))
-		for k, v := range src.Data {
-			data[k] = string(v)
-		}
-		return Values(kind, obj, src, data)
+		return Values(kind, obj, src, addon.SecretStrings(src.Data))
 	})
 }
 

@@ -35,6 +35,7 @@ const (
 	helmOwnerValue   = "helm"
 	helmNameLabel    = "name"
 	helmVersionLabel = "version"
+	helmStatusLabel  = "status"
 )
 
 // ReleaseIndex is where the Helm side's release storage reads from. Helm's Secrets driver
@@ -64,7 +65,7 @@ type ReleaseIndex struct {
 // NewReleaseIndex makes the index and registers its informer with mgr (started and synced
 // with the manager's caches, before any controller). namespaces restricts it, as the
 // manager's cache (nil: all namespaces). Release Secrets an earlier version wrote are
-// labelled first (adoptReleases).
+// labelled first (adopt).
 func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[string]cache.Config, log logr.Logger) (*ReleaseIndex, error) {
 	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, LabelRelease: addon.ManagedByValue})
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
@@ -90,7 +91,7 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[strin
 	for ns := range namespaces {
 		names = append(names, ns)
 	}
-	n, err := x.adoptReleases(ctx, names)
+	n, err := x.adopt(ctx, names, "")
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func slimReleaseMeta(o any) (any, error) {
 	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta}
 	out.Name, out.Namespace, out.ResourceVersion = m.Name, m.Namespace, m.ResourceVersion
 	out.Labels = make(map[string]string, 5)
-	for _, k := range []string{helmOwnerLabel, helmNameLabel, helmVersionLabel, "status", LabelRelease} {
+	for _, k := range []string{helmOwnerLabel, helmNameLabel, helmVersionLabel, helmStatusLabel, LabelRelease} {
 		if v, ok := m.Labels[k]; ok {
 			out.Labels[k] = v
 		}
@@ -208,7 +209,7 @@ func revisionOf(l map[string]string) int {
 }
 
 func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
-	if sec.Labels["status"] == statusPendingInstall && len(opts.DryRun) == 0 {
+	if sec.Labels[helmStatusLabel] == statusPendingInstall && len(opts.DryRun) == 0 {
 		if s.held == nil {
 			s.held = map[string]*corev1.Secret{}
 		}
@@ -334,15 +335,11 @@ func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions)
 	return list, true, nil
 }
 
-// adoptReleases labels as the operator's the release Secrets of its resources that carry no
-// such label (written by a version before the index), so the index lists them: one LIST of
-// the release Secrets without the label at start-up, then nothing once they are labelled.
-func (x *ReleaseIndex) adoptReleases(ctx context.Context, namespaces []string) (int, error) {
-	return x.adopt(ctx, namespaces, "")
-}
-
-// adopt labels the operator's release Secrets without LabelRelease in namespaces (all when
-// empty), those matching the label selector extra too when given.
+// adopt labels as the operator's the release Secrets of its resources that carry no such
+// label (written by a version before the index, or restored from its backup), so the index
+// lists them: in namespaces (all when empty), those matching the label selector extra too
+// when given. At start-up that is one LIST of the release Secrets without the label, then
+// nothing once they are labelled.
 func (x *ReleaseIndex) adopt(ctx context.Context, namespaces []string, extra string) (int, error) {
 	sel := fmt.Sprintf("%s=%s,!%s", helmOwnerLabel, helmOwnerValue, LabelRelease)
 	if extra != "" {
@@ -356,7 +353,7 @@ func (x *ReleaseIndex) adopt(ctx context.Context, namespaces []string, extra str
 	for _, ns := range namespaces {
 		cont := ""
 		for {
-			l, err := x.secrets.Secrets(strings.TrimSpace(ns)).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: 500, Continue: cont})
+			l, err := x.secrets.Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: 500, Continue: cont})
 			if err != nil {
 				return n, fmt.Errorf("listing Helm release Secrets to adopt: %w", err)
 			}

@@ -239,7 +239,7 @@ func TestAdoptReleases(t *testing.T) {
 	)
 	// Namespace b is not watched; "theirs" is another controller's release; "done" is labelled.
 	x := &ReleaseIndex{secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
-	n, err := x.adoptReleases(context.Background(), []string{"a"})
+	n, err := x.adopt(context.Background(), []string{"a"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
