@@ -144,9 +144,25 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 	owner := metav1.NewControllerRef(obj, obj.GetObjectKind().GroupVersionKind())
 	sc = helmclient.NewOwnerRefSecretClient(sc, []metav1.OwnerReference{*owner}, helmclient.MatchAllSecrets)
 	d := driver.NewSecrets(&indexedSecrets{SecretInterface: sc, ns: ns, x: x})
-	log := logr.FromContextOrDiscard(ctx)
-	d.Log = func(format string, v ...any) { log.V(1).Info(fmt.Sprintf(format, v...)) }
+	d.Log = driverLog(logr.FromContextOrDiscard(ctx))
 	return d, nil
+}
+
+// driverLog is the Secrets driver's debug logger. The driver passes a whole release Secret
+// when it cannot decode one (its data is the release: values and rendered manifest, with the
+// credentials): such an argument is logged by name only.
+func driverLog(log logr.Logger) func(string, ...any) {
+	return func(format string, v ...any) {
+		for i, a := range v {
+			switch sec := a.(type) {
+			case corev1.Secret:
+				v[i] = "Secret " + sec.Namespace + "/" + sec.Name
+			case *corev1.Secret:
+				v[i] = "Secret " + sec.Namespace + "/" + sec.Name
+			}
+		}
+		log.V(1).Info(fmt.Sprintf(format, v...))
+	}
 }
 
 // noteWritten records that this process wrote revision rev of a release.

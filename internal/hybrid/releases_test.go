@@ -2,9 +2,12 @@ package hybrid
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -358,5 +361,23 @@ func TestSlimReleaseMeta(t *testing.T) {
 	}
 	if o, _ := slimReleaseMeta("tombstone"); o != "tombstone" {
 		t.Fatal("other objects must pass unchanged")
+	}
+}
+
+// The driver logs a Secret it cannot decode: by name, never its data.
+func TestDriverLogNamesSecretsOnly(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	sec := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.a.v1", Namespace: "ns"}, Data: map[string][]byte{"release": []byte("SECRET-PAYLOAD")}}
+	driverLog(log)("list: failed to decode release: %v: %s", sec, "bad")
+	driverLog(log)("x %v", &sec)
+	if len(lines) != 2 {
+		t.Fatalf("lines %v", lines)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "SECRET-PAYLOAD") || strings.Contains(l, strings.Trim(fmt.Sprint([]byte("SECRET")), "[]")) ||
+			!strings.Contains(l, "Secret ns/sh.helm.release.v1.a.v1") {
+			t.Fatalf("logged %q", l)
+		}
 	}
 }
