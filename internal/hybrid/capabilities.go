@@ -8,6 +8,7 @@ import (
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/kube"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -26,6 +27,41 @@ type cachingCapabilities struct {
 	mu   sync.Mutex
 	caps *chartutil.Capabilities
 	at   time.Time
+
+	// reachedAt is when kube-apiserver last answered a reachability check (see reachable).
+	reachMu   sync.Mutex
+	reachedAt time.Time
+}
+
+// reachableTTL is how long a reachability check that succeeded answers for every Helm action.
+const reachableTTL = 10 * time.Second
+
+// reachableClient is Helm's Kubernetes client with its reachability check shared between
+// action configurations (see cachingCapabilities.reachable). It embeds the concrete client,
+// so the optional interfaces Helm asserts (kube.InterfaceExt, InterfaceThreeWayMerge,
+// InterfaceDeletionPropagation, ...) are still implemented.
+type reachableClient struct {
+	*kube.Client
+	shared *cachingCapabilities
+}
+
+func (c *reachableClient) IsReachable() error { return c.shared.reachable(c.Client) }
+
+// reachable answers Helm's check that the cluster is reachable, which every action (the Get
+// and the dry-run upgrade of each reconcile included) makes first: on Helm's own client it
+// builds a new clientset and sends GET /version each time. A success is reused for
+// reachableTTL; a failure is not (the next action checks again and reports Helm's error).
+func (c *cachingCapabilities) reachable(kc *kube.Client) error {
+	c.reachMu.Lock()
+	defer c.reachMu.Unlock()
+	if !c.reachedAt.IsZero() && time.Since(c.reachedAt) < reachableTTL {
+		return nil
+	}
+	if err := kc.IsReachable(); err != nil {
+		return err
+	}
+	c.reachedAt = time.Now()
+	return nil
 }
 
 func (c *cachingCapabilities) ActionConfigFor(ctx context.Context, obj client.Object) (*action.Configuration, error) {
@@ -35,6 +71,9 @@ func (c *cachingCapabilities) ActionConfigFor(ctx context.Context, obj client.Ob
 	}
 	if caps := c.get(cfg); caps != nil {
 		cfg.Capabilities = caps
+	}
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+		cfg.KubeClient = &reachableClient{Client: kc, shared: c}
 	}
 	return cfg, nil
 }
@@ -68,3 +107,12 @@ func (c *cachingCapabilities) get(cfg *action.Configuration) *chartutil.Capabili
 	c.at = time.Now()
 	return c.caps
 }
+
+// The optional interfaces Helm's actions assert on their Kubernetes client.
+var (
+	_ kube.InterfaceExt                 = (*reachableClient)(nil)
+	_ kube.InterfaceThreeWayMerge       = (*reachableClient)(nil)
+	_ kube.InterfaceDeletionPropagation = (*reachableClient)(nil)
+	_ kube.InterfaceResources           = (*reachableClient)(nil)
+	_ kube.InterfaceLogs                = (*reachableClient)(nil)
+)

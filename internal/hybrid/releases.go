@@ -82,6 +82,9 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[strin
 	if _, err := c.GetInformer(context.Background(), releaseMeta()); err != nil {
 		return nil, fmt.Errorf("release index: %w", err)
 	}
+	if err := c.IndexField(context.Background(), releaseMeta(), releaseNameField, releaseName); err != nil {
+		return nil, fmt.Errorf("release index: %w", err)
+	}
 	cs, err := typedcorev1.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("release index: %w", err)
@@ -127,6 +130,21 @@ func slimReleaseMeta(o any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// releaseNameField indexes the release Secrets by release (namespaced, as every field index
+// of the cache): a query reads the few Secrets of its release instead of going through every
+// release Secret of the namespace (at 5,000 resources in one namespace, 5,000 label matches
+// per Helm reconcile).
+const releaseNameField = "helm.release"
+
+// releaseName is the index's key of a release Secret: its release's name.
+func releaseName(o client.Object) []string {
+	l := o.GetLabels()
+	if l[helmOwnerLabel] != helmOwnerValue || l[helmNameLabel] == "" {
+		return nil
+	}
+	return []string{l[helmNameLabel]}
 }
 
 func releaseMeta() *metav1.PartialObjectMetadata {
@@ -325,8 +343,7 @@ func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions)
 	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	// Every revision of the release, whatever else the query asks: the revisions are read
 	// whole below and the query applied to what kube-apiserver answers, not to the index.
-	if err := s.x.meta.List(ctx, &metas, client.InNamespace(s.ns),
-		client.MatchingLabels{helmOwnerLabel: helmOwnerValue, helmNameLabel: release}); err != nil {
+	if err := s.x.meta.List(ctx, &metas, client.InNamespace(s.ns), client.MatchingFields{releaseNameField: release}); err != nil {
 		// Not synced, or not started: kube-apiserver answers.
 		return nil, false, nil //nolint:nilerr // the LIST is the answer then
 	}

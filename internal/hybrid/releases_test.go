@@ -3,6 +3,7 @@ package hybrid
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func newReleaseFixture(t *testing.T, indexed ...*corev1.Secret) *releaseFixture 
 		objs = append(objs, s.DeepCopy())
 	}
 	cs := k8sfake.NewClientset()
-	x := &ReleaseIndex{meta: crfake.NewClientBuilder().WithObjects(objs...).Build(), secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
+	x := &ReleaseIndex{meta: crfake.NewClientBuilder().WithObjects(objs...).WithIndex(releaseMeta(), releaseNameField, releaseName).Build(), secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
 	d := driver.NewSecrets(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x})
 	return &releaseFixture{cs: cs, x: x, store: storage.Init(d)}
 }
@@ -379,5 +380,61 @@ func TestDriverLogNamesSecretsOnly(t *testing.T) {
 			!strings.Contains(l, "Secret ns/sh.helm.release.v1.a.v1") {
 			t.Fatalf("logged %q", l)
 		}
+	}
+}
+
+// The index reads only the Secrets of the release asked for, however many other releases
+// the namespace holds (it keys them by release, not by a scan of the namespace's).
+func TestReleaseIndexReadsOnlyTheReleaseAsked(t *testing.T) {
+	ctx := context.Background()
+	seed := newReleaseFixture(t)
+	rels := []*release.Release{rel("postgresql-a", 1, release.StatusDeployed), rel("postgresql-b", 1, release.StatusSuperseded),
+		rel("postgresql-b", 2, release.StatusDeployed), rel("redis-c", 1, release.StatusDeployed)}
+	var secs []*corev1.Secret
+	for _, r := range rels {
+		if err := seed.store.Create(r); err != nil {
+			t.Fatal(err)
+		}
+		secs = append(secs, seed.secretOf(t, r))
+	}
+	f := newReleaseFixture(t, secs...)
+	for _, s := range secs {
+		if _, err := f.cs.CoreV1().Secrets("ns").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.cs.ClearActions()
+	last, err := f.store.Last("postgresql-b")
+	if err != nil || last.Version != 2 {
+		t.Fatalf("Last = %v, %v; want revision 2", last, err)
+	}
+	var got []string
+	for _, a := range f.cs.Actions() {
+		if g, ok := a.(k8stesting.GetAction); ok && a.GetResource().Resource == "secrets" {
+			got = append(got, g.GetName())
+		} else {
+			t.Errorf("unexpected request %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"sh.helm.release.v1.postgresql-b.v1", "sh.helm.release.v1.postgresql-b.v2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("GETs %v; want only the release's own revisions %v", got, want)
+	}
+}
+
+func TestReleaseNameKeysOnlyHelmReleases(t *testing.T) {
+	m := releaseMeta()
+	m.Labels = map[string]string{helmOwnerLabel: helmOwnerValue, helmNameLabel: "mysql-x"}
+	if got := releaseName(m); !slices.Equal(got, []string{"mysql-x"}) {
+		t.Fatalf("releaseName = %v; want [mysql-x]", got)
+	}
+	m.Labels[helmOwnerLabel] = "someone-else"
+	if got := releaseName(m); got != nil {
+		t.Fatalf("releaseName of a Secret Helm does not own = %v; want none", got)
+	}
+	m.Labels = map[string]string{helmOwnerLabel: helmOwnerValue}
+	if got := releaseName(m); got != nil {
+		t.Fatalf("releaseName without a release name = %v; want none", got)
 	}
 }
