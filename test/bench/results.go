@@ -100,9 +100,12 @@ type P3 struct {
 	CallsPerResourcePerPeriod float64        `json:"callsPerResourcePerPeriod"`
 	CPUPercentMeasured        float64        `json:"cpuPercentMeasured"`
 	BaselineWindowSeconds     float64        `json:"baselineWindowSeconds"`
-	BaselineCPUPercent        float64        `json:"baselineCpuPercent"`
-	BaselineCalls             int            `json:"baselineCalls"`
-	CPUPercentAtDefaultPeriod float64        `json:"cpuPercentAtDefaultPeriod"`
+	// QuietWaitSeconds is how long the operator took, after the post-apply quiet, to use
+	// under 0.5 % of a core over 10 s (the baseline is measured after it).
+	QuietWaitSeconds          float64 `json:"quietWaitSeconds"`
+	BaselineCPUPercent        float64 `json:"baselineCpuPercent"`
+	BaselineCalls             int     `json:"baselineCalls"`
+	CPUPercentAtDefaultPeriod float64 `json:"cpuPercentAtDefaultPeriod"`
 	// The Helm side's window: its reconcilePeriod short, the engine at its default.
 	HelmCPUPercentMeasured float64 `json:"helmCpuPercentMeasured"`
 	HelmCalls              int     `json:"helmCalls"`
