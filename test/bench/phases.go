@@ -290,14 +290,8 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	// last resources (and the memory peak may still come). Wait until the operator uses under
 	// 2 % of a core over 5 s (at most 3 minutes) before the P3 baseline and the P5 reading.
 	step("P3/P5: waiting for the operator to go quiet")
-	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); {
-		cpu, _, err := b.window(5 * time.Second)
-		if err != nil {
-			return err
-		}
-		if cpu < 100*time.Millisecond {
-			break
-		}
+	if err := b.waitCPUUnder(5*time.Second, 2, 3*time.Minute); err != nil {
+		return err
 	}
 	if p3 {
 		// The baseline is the operator with nothing due, not the tail of the apply: after a
@@ -306,14 +300,8 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		// uses under 0.5 % of a core over 10 s (at most 3 minutes more).
 		step("P3: waiting for the tail of the apply (scavenger, collector) to end")
 		quietFrom := time.Now()
-		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); {
-			cpu, _, err := b.window(10 * time.Second)
-			if err != nil {
-				return err
-			}
-			if cpu < 50*time.Millisecond {
-				break
-			}
+		if err := b.waitCPUUnder(10*time.Second, 0.5, 3*time.Minute); err != nil {
+			return err
 		}
 		p3r.QuietWaitSeconds = time.Since(quietFrom).Seconds()
 		fmt.Printf("    quiet after %.0fs\n", p3r.QuietWaitSeconds)
@@ -420,6 +408,21 @@ func watchesPeriod(path string) (time.Duration, error) {
 		}
 	}
 	return d, nil
+}
+
+// waitCPUUnder waits until the operator uses under percent of a core over a window of d, for
+// at most timeout (then it goes on: the figures that follow say what the operator used).
+func (b *bench) waitCPUUnder(d time.Duration, percent float64, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		cpu, _, err := b.window(d)
+		if err != nil {
+			return err
+		}
+		if cpu.Seconds() < percent/100*d.Seconds() {
+			return nil
+		}
+	}
+	return nil
 }
 
 // window measures the operator's CPU time and the API calls reaching the fake over d.
