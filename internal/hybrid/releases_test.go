@@ -45,6 +45,20 @@ func newReleaseFixture(t *testing.T, indexed ...*corev1.Secret) *releaseFixture 
 	return &releaseFixture{cs: cs, x: x, store: storage.Init(d)}
 }
 
+// newSyncedFixture: the Secrets are in kube-apiserver and in the index (written by another
+// process, not in the ledger); the clientset's record of requests starts empty.
+func newSyncedFixture(t *testing.T, secs ...*corev1.Secret) *releaseFixture {
+	t.Helper()
+	f := newReleaseFixture(t, secs...)
+	for _, s := range secs {
+		if _, err := f.cs.CoreV1().Secrets("ns").Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.cs.ClearActions()
+	return f
+}
+
 // lists counts the LISTs of Secrets kube-apiserver received.
 func (f *releaseFixture) lists() int {
 	n := 0
@@ -72,7 +86,6 @@ func (f *releaseFixture) secretOf(t *testing.T, r *release.Release) *corev1.Secr
 }
 
 func TestReleaseIndexAnswersWithGetsNotLists(t *testing.T) {
-	ctx := context.Background()
 	// Written by "another process": in kube-apiserver and in the index, not in the ledger.
 	seed := newReleaseFixture(t)
 	if err := seed.store.Create(rel("postgresql-db", 1, release.StatusDeployed)); err != nil {
@@ -82,11 +95,7 @@ func TestReleaseIndexAnswersWithGetsNotLists(t *testing.T) {
 	if sec.Labels[LabelRelease] != addon.ManagedByValue {
 		t.Fatalf("release Secret not labelled as the operator's: %v", sec.Labels)
 	}
-	f := newReleaseFixture(t, sec)
-	if _, err := f.cs.CoreV1().Secrets("ns").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f.cs.ClearActions()
+	f := newSyncedFixture(t, sec)
 
 	got, err := f.store.Deployed("postgresql-db")
 	if err != nil || got.Version != 1 {
@@ -386,7 +395,6 @@ func TestDriverLogNamesSecretsOnly(t *testing.T) {
 // The index reads only the Secrets of the release asked for, however many other releases
 // the namespace holds (it keys them by release, not by a scan of the namespace's).
 func TestReleaseIndexReadsOnlyTheReleaseAsked(t *testing.T) {
-	ctx := context.Background()
 	seed := newReleaseFixture(t)
 	rels := []*release.Release{rel("postgresql-a", 1, release.StatusDeployed), rel("postgresql-b", 1, release.StatusSuperseded),
 		rel("postgresql-b", 2, release.StatusDeployed), rel("redis-c", 1, release.StatusDeployed)}
@@ -397,13 +405,7 @@ func TestReleaseIndexReadsOnlyTheReleaseAsked(t *testing.T) {
 		}
 		secs = append(secs, seed.secretOf(t, r))
 	}
-	f := newReleaseFixture(t, secs...)
-	for _, s := range secs {
-		if _, err := f.cs.CoreV1().Secrets("ns").Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.cs.ClearActions()
+	f := newSyncedFixture(t, secs...)
 	last, err := f.store.Last("postgresql-b")
 	if err != nil || last.Version != 2 {
 		t.Fatalf("Last = %v, %v; want revision 2", last, err)
