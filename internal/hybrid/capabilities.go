@@ -33,7 +33,8 @@ type cachingCapabilities struct {
 	reachedAt time.Time
 }
 
-// reachableTTL is how long a reachability check that succeeded answers for every Helm action.
+// reachableTTL is how long a reachability check that succeeded answers for every Helm action
+// of the kind (each kind has its own cachingCapabilities).
 const reachableTTL = 10 * time.Second
 
 // reachableClient is Helm's Kubernetes client with its reachability check shared between
