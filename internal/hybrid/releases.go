@@ -114,8 +114,9 @@ type cacheRunnable struct{ cache.Cache }
 func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
 
 // slimReleaseMeta keeps of a release Secret's metadata what the index reads: its name and
-// Helm's labels (a third of what the informer would otherwise hold per release: no owner
-// references, UID, timestamps or managedFields).
+// the two labels its key is made of (releaseName; a query reads each revision whole, so
+// Helm's other labels are not needed here), a fraction of what the informer would otherwise
+// hold per release: no other label, no owner references, UID, timestamps or managedFields.
 func slimReleaseMeta(o any) (any, error) {
 	m, ok := o.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -123,8 +124,8 @@ func slimReleaseMeta(o any) (any, error) {
 	}
 	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta}
 	out.Name, out.Namespace, out.ResourceVersion = m.Name, m.Namespace, m.ResourceVersion
-	out.Labels = make(map[string]string, 5)
-	for _, k := range []string{helmOwnerLabel, helmNameLabel, helmVersionLabel, helmStatusLabel, LabelRelease} {
+	out.Labels = make(map[string]string, 2)
+	for _, k := range []string{helmOwnerLabel, helmNameLabel} {
 		if v, ok := m.Labels[k]; ok {
 			out.Labels[k] = v
 		}

@@ -365,9 +365,13 @@ func TestSlimReleaseMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := out.(*metav1.PartialObjectMetadata)
-	if m.Name != in.Name || m.Namespace != "ns" || m.ResourceVersion != "7" || len(m.Labels) != 5 || m.Labels["modifiedAt"] != "" ||
+	if m.Name != in.Name || m.Namespace != "ns" || m.ResourceVersion != "7" || len(m.Labels) != 2 || m.Labels["modifiedAt"] != "" ||
 		m.UID != "" || m.OwnerReferences != nil || m.ManagedFields != nil {
 		t.Fatalf("slimmed to %+v", m.ObjectMeta)
+	}
+	// What it keeps is what the index's key is made of.
+	if got := releaseName(m); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("releaseName of the slimmed metadata = %v; want [a]", got)
 	}
 	if o, _ := slimReleaseMeta("tombstone"); o != "tombstone" {
 		t.Fatal("other objects must pass unchanged")
