@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/intern"
 )
 
 // LabelRelease marks the Helm release Secrets the operator writes, for its index of them.
@@ -74,7 +75,7 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[strin
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultNamespaces:    namespaces,
 		DefaultLabelSelector: sel,
-		DefaultTransform:     slimReleaseMeta,
+		DefaultTransform:     slimAndIntern(intern.NewPool(0)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release index: %w", err)
@@ -131,6 +132,18 @@ func slimReleaseMeta(o any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// slimAndIntern is slimReleaseMeta, then the pool's sharing of the strings release Secrets
+// repeat (namespace, label keys, "helm").
+func slimAndIntern(p *intern.Pool) func(any) (any, error) {
+	return func(o any) (any, error) {
+		o, err := slimReleaseMeta(o)
+		if err != nil {
+			return nil, err
+		}
+		return p.Transform(o)
+	}
 }
 
 // releaseNameField indexes the release Secrets by release (namespaced, as every field index

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/go-logr/logr/funcr"
 	"helm.sh/helm/v3/pkg/chart"
@@ -23,6 +24,7 @@ import (
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/intern"
 )
 
 // releaseFixture: kube-apiserver is a client-go fake clientset; the index's informer is a
@@ -375,6 +377,28 @@ func TestSlimReleaseMeta(t *testing.T) {
 	}
 	if o, _ := slimReleaseMeta("tombstone"); o != "tombstone" {
 		t.Fatal("other objects must pass unchanged")
+	}
+}
+
+// The index's transform slims, then shares the strings release Secrets repeat.
+func TestSlimAndIntern(t *testing.T) {
+	tr := slimAndIntern(intern.NewPool(0))
+	var got []*metav1.PartialObjectMetadata
+	for _, rel := range []string{"a", "b"} {
+		in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + rel + ".v1", Namespace: string([]byte("ns")),
+			Labels: map[string]string{string([]byte("owner")): string([]byte("helm")), "name": rel, "status": "deployed"}}}
+		out, err := tr(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out.(*metav1.PartialObjectMetadata))
+	}
+	if len(got[0].Labels) != 2 || got[1].Labels["name"] != "b" {
+		t.Fatalf("not slimmed: %v", got[0].Labels)
+	}
+	if unsafe.StringData(got[0].Namespace) != unsafe.StringData(got[1].Namespace) ||
+		unsafe.StringData(got[0].Labels["owner"]) != unsafe.StringData(got[1].Labels["owner"]) {
+		t.Fatal("the namespace and the owner label's value are not shared")
 	}
 }
 

@@ -3,6 +3,7 @@ package operator
 import (
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,5 +61,17 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	out, err := o.Cache.DefaultTransform(sec)
 	if err != nil || out.(*corev1.Secret).GetManagedFields() != nil {
 		t.Fatalf("managedFields kept in the cache: %v %v", out, err)
+	}
+	// ... and share the strings they repeat (internal/intern): two Secrets of one namespace
+	// decoded apart hold one copy of its name once cached.
+	a, b := &corev1.Secret{}, &corev1.Secret{}
+	a.Namespace, b.Namespace = string([]byte("team-a")), string([]byte("team-a"))
+	for _, s := range []*corev1.Secret{a, b} {
+		if _, err := o.Cache.DefaultTransform(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if unsafe.StringData(a.Namespace) != unsafe.StringData(b.Namespace) {
+		t.Fatal("cached Secrets do not share their namespace's string")
 	}
 }
