@@ -123,7 +123,7 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
 			// about a third less memory. The strings cached objects repeat (keys, namespace,
 			// labels, conditions' reasons...) then share one copy: about a quarter less again
 			// for an unstructured resource (internal/intern).
-			DefaultTransform: chainTransforms(cache.TransformStripManagedFields(), intern.NewPool(0).Transform),
+			DefaultTransform: chainTransforms(cache.TransformStripManagedFields(), dropRenderedSecretData, intern.NewPool(0).Transform),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}:    {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
@@ -133,6 +133,25 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
 	}
 	opts.Cache.DefaultNamespaces = namespaceConfig(namespaces)
 	return opts
+}
+
+// renderedRoles are the roles of the Secrets the chart renders from the source Secret.
+var renderedRoles = map[string]bool{addon.RoleCredentials: true, "binding": true}
+
+// dropRenderedSecretData is a cache transform: the Secrets the chart renders (the credentials
+// Secret and the binding Secret, labelled with the operator's managed-by label and a role of
+// renderedRoles) are cached without their data. The operator reads only their metadata from
+// the cache (the uid and resourceVersion of the Helm side's drift check, the credentials-hash
+// annotation of the rollout, their existence for the Rust operator's adoption), and nothing
+// updates them from a cached copy (Helm writes them with its own client, from the release).
+// The add-on's credentials are then held once in the cache, in the source Secret they are
+// rendered from, instead of three times; about a tenth of the cache at 5,000 resources.
+// Code that needs a rendered Secret's data must read it live (APIReader).
+func dropRenderedSecretData(o any) (any, error) {
+	if s, ok := o.(*corev1.Secret); ok && s.Labels[addon.LabelManagedBy] == addon.ManagedByValue && renderedRoles[s.Labels[addon.LabelRole]] {
+		s.Data, s.StringData = nil, nil
+	}
+	return o, nil
 }
 
 // chainTransforms applies cache transforms in turn.

@@ -74,4 +74,22 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	if unsafe.StringData(a.Namespace) != unsafe.StringData(b.Namespace) {
 		t.Fatal("cached Secrets do not share their namespace's string")
 	}
+	// The Secrets the chart renders are cached without their data; the source Secret, and
+	// Secrets of other roles or without the operator's label, keep theirs.
+	for role, keep := range map[string]bool{"credentials": false, "binding": false, "source": true, "config": true, "": true} {
+		for _, ours := range []bool{true, false} {
+			sec := &corev1.Secret{Data: map[string][]byte{"K": []byte("v")}}
+			sec.Labels = map[string]string{"api.clever-cloud.com/role": role}
+			if ours {
+				sec.Labels["api.clever-cloud.com/managed-by"] = "clever-operator"
+			}
+			out, err := o.Cache.DefaultTransform(sec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := out.(*corev1.Secret).Data != nil, keep || !ours; got != want {
+				t.Errorf("role %q, operator's %v: data kept %v, want %v", role, ours, got, want)
+			}
+		}
+	}
 }
