@@ -3,12 +3,17 @@ package hybrid
 import (
 	"encoding/base64"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -296,4 +301,41 @@ func keysOfS(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The premise of seedDryRun, with real Helm and the real chart: a dry-run upgrade of the
+// installed revision with the same values renders the install's manifest.
+func TestChartRendersAlikeOnInstallAndUpgrade(t *testing.T) {
+	ch, err := loader.Load("../../helm-charts/clever-addon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rendersAlikeOnUpgrade(ch) {
+		t.Fatal("the chart reads something that differs between an install and an upgrade: installs are not remembered as rendered")
+	}
+	for _, secret := range []map[string]any{nil, {"keyPrefix": "APP_", "annotations": map[string]any{"a": "b"}}} {
+		obj := pgObject(secret)
+		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{addon.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}
+		vals, err := Values(pgKind(t), obj, src, pgData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
+			Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}}
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace = "postgresql-db", "ns"
+		rel, err := in.Run(ch, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := action.NewUpgrade(cfg)
+		up.Namespace, up.DryRun, up.DryRunOption = "ns", true, "server"
+		dry, err := up.Run("postgresql-db", ch, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel.Manifest == "" || dry.Manifest != rel.Manifest {
+			t.Fatalf("install rendered\n%s\na dry-run upgrade rendered\n%s", rel.Manifest, dry.Manifest)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"errors"
 	"testing"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
@@ -17,6 +18,16 @@ type releaseActions struct {
 	rel               *release.Release
 	gets, renders     int
 	upgrades, deletes int
+	installFails      bool
+}
+
+func (a *releaseActions) Install(name, ns string, _ *chart.Chart, vals map[string]any, _ ...helmclient.InstallOption) (*release.Release, error) {
+	a.renders++
+	if a.installFails {
+		return nil, errors.New("install failed")
+	}
+	a.rel = &release.Release{Name: name, Namespace: ns, Version: 1, Manifest: "kind: Secret\npassword: " + vals["password"].(string), Info: &release.Info{Status: release.StatusDeployed}}
+	return a.rel, nil
 }
 
 func (a *releaseActions) Get(string, ...helmclient.GetOption) (*release.Release, error) {
@@ -135,5 +146,73 @@ func TestReleaseIsReadAgainAfterAWrite(t *testing.T) {
 	}
 	if inner.gets != 2 || rel.Version != 2 {
 		t.Fatalf("after an upgrade: %d reads, revision %d; want 2 reads, revision 2", inner.gets, rel.Version)
+	}
+}
+
+// Install records its release as rendered: the first reconcile after it (same chart and
+// values) does not render the chart again; other values, install options or a chart that
+// reads install-only data render as before.
+func TestInstallSeedsTheDryRun(t *testing.T) {
+	kind := &addon.Kinds[2]
+	chrt := &chart.Chart{Metadata: &chart.Metadata{Name: "clever-addon", Version: "0.1.0"}}
+	one := map[string]any{"password": "one"}
+	for _, c := range []struct {
+		what        string
+		chrt        *chart.Chart
+		opts        []helmclient.InstallOption
+		vals        map[string]any
+		fail        bool
+		wantRenders int
+	}{
+		{what: "same chart and values", chrt: chrt, vals: one, wantRenders: 0},
+		{what: "other values", chrt: chrt, vals: map[string]any{"password": "two"}, wantRenders: 2},
+		{what: "an install option", chrt: chrt, vals: one, opts: []helmclient.InstallOption{func(i *action.Install) error { i.DisableHooks = true; return nil }}, wantRenders: 1},
+		{what: "a chart reading .Release.IsInstall", vals: one, wantRenders: 1, chrt: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "1"},
+			Templates: []*chart.File{{Name: "templates/s.yaml", Data: []byte("{{ if .Release.IsInstall }}a: b{{ end }}")}}}},
+		{what: "a failed install", chrt: chrt, vals: one, fail: true, wantRenders: 1},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			inner := &releaseActions{installFails: c.fail}
+			p := &prefixedActionClient{ActionInterface: inner, kind: kind}
+			unchangedReleases.Delete(releaseKey("ns", kind.ReleaseName("db")))
+			if _, err := p.Install("db", "ns", c.chrt, one, c.opts...); (err != nil) != c.fail {
+				t.Fatalf("install: %v", err)
+			}
+			if c.fail {
+				// The release exists all the same (e.g. written by an earlier try).
+				inner.rel = &release.Release{Name: kind.ReleaseName("db"), Namespace: "ns", Version: 1,
+					Manifest: "kind: Secret\npassword: one", Info: &release.Info{Status: release.StatusDeployed}}
+			}
+			r := inner.renders
+			reconcile(t, inner, kind, c.chrt, c.vals)
+			if got := inner.renders - r; got != c.wantRenders {
+				t.Fatalf("first reconcile after the install rendered %d times; want %d", got, c.wantRenders)
+			}
+		})
+	}
+}
+
+func TestRendersAlikeOnUpgrade(t *testing.T) {
+	tpl := func(s string) *chart.Chart {
+		return &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "1"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte(s)}}}
+	}
+	for s, want := range map[string]bool{
+		"a: {{ .Values.a }}":                              true,
+		"{{- /* no lookup, no .Capabilities */ -}}\na: b": true,
+		"{{/* .Release.Revision */}}a: b":                 true,
+		"rev: {{ .Release.Revision }}":                    false,
+		"{{ if .Release.IsUpgrade }}a: b{{ end }}":        false,
+		"v: {{ .Capabilities.KubeVersion }}":              false,
+		`{{ $s := lookup "v1" "Secret" "ns" "n" }}`:       false,
+	} {
+		if got := rendersAlikeOnUpgrade(tpl(s)); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+	// A dependency's templates count.
+	parent := tpl("a: b")
+	parent.AddDependency(tpl("rev: {{ .Release.Revision }}"))
+	if rendersAlikeOnUpgrade(parent) {
+		t.Error("a dependency reading .Release.Revision was not seen")
 	}
 }

@@ -377,11 +377,16 @@ func acquireAction() func() {
 func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*release.Release, error) {
 	p.current, p.missing = nil, ""
 	rn := p.kind.ReleaseName(name)
+	valsJSON := installValues(chrt, vals, opts)
 	return withConflictHold(releaseKey(namespace, rn), actionDigest("install", chrt, vals), func() (rel *release.Release, err error) {
 		defer acquireAction()()
 		end := p.span(tracing.HelmInstall, rn)
 		defer func() { end(err) }()
-		return p.ActionInterface.Install(rn, namespace, chrt, vals, opts...)
+		rel, err = p.ActionInterface.Install(rn, namespace, chrt, vals, opts...)
+		if err == nil {
+			seedDryRun(rel, chrt, valsJSON)
+		}
+		return rel, err
 	})
 }
 
