@@ -102,20 +102,10 @@ func (p *Pool) Transform(o any) (any, error) {
 	case *corev1.ConfigMap:
 		p.meta(&t.ObjectMeta)
 		t.BinaryData = mapKeys(p, t.BinaryData)
-		if t.Data != nil {
-			d := make(map[string]string, len(t.Data))
-			for k, v := range t.Data {
-				d[p.str(k)] = p.value(v)
-			}
-			t.Data = d
-		}
-	case *metav1.PartialObjectMetadata:
-		p.meta(&t.ObjectMeta)
-	case metav1.ObjectMetaAccessor:
-		if m := t.GetObjectMeta(); m != nil {
-			if om, ok := m.(*metav1.ObjectMeta); ok {
-				p.meta(om)
-			}
+		t.Data = p.stringMap(t.Data)
+	case metav1.ObjectMetaAccessor: // PartialObjectMetadata and every typed object
+		if om, ok := t.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			p.meta(om)
 		}
 	}
 	return o, nil

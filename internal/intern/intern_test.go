@@ -213,3 +213,23 @@ func BenchmarkCachedResource(b *testing.B) {
 		})
 	}
 }
+
+func TestConfigMapSharesKeysAndShortValues(t *testing.T) {
+	p := NewPool(0)
+	mk := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: string([]byte("team-a"))},
+			Data: map[string]string{string([]byte("REGION")): string([]byte("par"))}}
+	}
+	a, b := mk(), mk()
+	for _, c := range []*corev1.ConfigMap{a, b} {
+		if _, err := p.Transform(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a, mk()) {
+		t.Fatalf("the transform changed the ConfigMap: %+v", a)
+	}
+	if !same(a.Namespace, b.Namespace) || !same(keyOf(a.Data, "REGION"), keyOf(b.Data, "REGION")) || !same(a.Data["REGION"], b.Data["REGION"]) {
+		t.Error("the ConfigMap's namespace, data key or short value is not shared")
+	}
+}
