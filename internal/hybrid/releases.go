@@ -1,14 +1,21 @@
 package hybrid
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +43,6 @@ const (
 	helmOwnerValue   = "helm"
 	helmNameLabel    = "name"
 	helmVersionLabel = "version"
-	helmStatusLabel  = "status"
 )
 
 // ReleaseIndex is where the Helm side's release storage reads from. Helm's Secrets driver
@@ -175,9 +181,159 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 	sc := x.secrets.Secrets(ns)
 	owner := metav1.NewControllerRef(obj, obj.GetObjectKind().GroupVersionKind())
 	sc = helmclient.NewOwnerRefSecretClient(sc, []metav1.OwnerReference{*owner}, helmclient.MatchAllSecrets)
-	d := driver.NewSecrets(&indexedSecrets{SecretInterface: sc, ns: ns, x: x})
-	d.Log = driverLog(logr.FromContextOrDiscard(ctx))
-	return d, nil
+	return newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, logr.FromContextOrDiscard(ctx)), nil
+}
+
+// newInstallHold is the release storage over impl: Helm's Secrets driver, with the install
+// hold and the record writing below in front of it.
+func newInstallHold(impl typedcorev1.SecretInterface, log logr.Logger) *installHold {
+	d := driver.NewSecrets(impl)
+	d.Log = driverLog(log)
+	return &installHold{Secrets: d, impl: impl}
+}
+
+// installHold is the release storage one action configuration (one reconcile) writes through.
+// An install's first record of its release (status pending-install) is kept here and written
+// as the outcome Helm records next (deployed, or failed): one write per install instead of a
+// create and an update, and one encoding of the release instead of two (Helm's Secrets driver
+// gzips every record it writes at its best compression, setting up a compressor of about a
+// megabyte each time: a seventh of the operator's CPU while installing, before this). Nothing
+// else reads a release while it is being installed (one reconcile per resource at a time,
+// under leader election). An install that never records its outcome (the process died) leaves
+// no release behind: the next reconcile installs again, and Helm takes back the Secret it had
+// applied (it carries the release's annotations), instead of a pending release to repair.
+//
+// Its records are written as Helm's Secrets driver writes them (recordSecret), with a
+// compressor reused from one record to the next instead of one set up per record; reading,
+// listing and deleting are the driver's.
+type installHold struct {
+	*driver.Secrets
+	impl typedcorev1.SecretInterface
+	held map[string]*release.Release
+}
+
+// Create holds an install's pending record; any other record is written.
+func (h *installHold) Create(key string, rls *release.Release) error {
+	if rls.Info != nil && rls.Info.Status == release.StatusPendingInstall {
+		if h.held == nil {
+			h.held = map[string]*release.Release{}
+		}
+		h.held[key] = rls
+		return nil
+	}
+	return h.create(key, rls)
+}
+
+// Update writes a held record, with its outcome, as the release's first revision.
+func (h *installHold) Update(key string, rls *release.Release) error {
+	if _, ok := h.held[key]; ok {
+		delete(h.held, key)
+		return h.create(key, rls)
+	}
+	obj, err := recordSecret(key, rls, "modifiedAt")
+	if err != nil {
+		return fmt.Errorf("update: failed to encode release %q: %w", rls.Name, err)
+	}
+	if _, err := h.impl.Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update: failed to update: %w", err)
+	}
+	return nil
+}
+
+// create is the Secrets driver's Create.
+func (h *installHold) create(key string, rls *release.Release) error {
+	obj, err := recordSecret(key, rls, "createdAt")
+	if err != nil {
+		return fmt.Errorf("create: failed to encode release %q: %w", rls.Name, err)
+	}
+	if _, err := h.impl.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return driver.ErrReleaseExists
+		}
+		return fmt.Errorf("create: failed to create: %w", err)
+	}
+	return nil
+}
+
+// recordSecret is the Secret Helm's Secrets driver (helm v3) writes for a release record:
+// the release's own labels, a timestamp label (createdAt for a new record, modifiedAt for
+// an update), name, owner, status and version; type helm.sh/release.v1; the release as
+// JSON, gzipped at the best compression and base64-encoded, under "release". Byte for byte
+// the same (TestRecordSecretIsHelms), so Helm, helm-operator-plugins and an earlier version
+// of this operator read it as their own.
+func recordSecret(key string, rls *release.Release, stamp string) (*corev1.Secret, error) {
+	lbs := make(map[string]string, len(rls.Labels)+6)
+	maps.Copy(lbs, rls.Labels)
+	lbs[stamp] = strconv.FormatInt(time.Now().Unix(), 10)
+	maps.Copy(lbs, rls.Labels)
+	lbs[helmNameLabel] = rls.Name
+	lbs[helmOwnerLabel] = helmOwnerValue
+	lbs["status"] = rls.Info.Status.String()
+	lbs[helmVersionLabel] = strconv.Itoa(rls.Version)
+	data, err := encodeRecord(rls)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: key, Labels: lbs},
+		Type:       "helm.sh/release.v1",
+		Data:       map[string][]byte{"release": data},
+	}, nil
+}
+
+// gzipWriters are compressors at Helm's level, reused: setting one up allocates about a
+// megabyte of tables, more than compressing a release record costs.
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestCompression)
+	return w
+}}
+
+// encodeRecord is Helm's encoding of a release record: JSON, gzip (best compression), base64.
+func encodeRecord(rls *release.Release) ([]byte, error) {
+	b, err := json.Marshal(rls)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	w := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(w)
+	w.Reset(&buf)
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	out := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
+	base64.StdEncoding.Encode(out, buf.Bytes())
+	return out, nil
+}
+
+// Get answers a held record from memory (a copy of the record and its info, as a decoded one
+// would be).
+func (h *installHold) Get(key string) (*release.Release, error) {
+	if r, ok := h.held[key]; ok {
+		return heldCopy(r), nil
+	}
+	return h.Secrets.Get(key)
+}
+
+// Delete drops a held record (an install rolled back before recording its outcome).
+func (h *installHold) Delete(key string) (*release.Release, error) {
+	if r, ok := h.held[key]; ok {
+		delete(h.held, key)
+		return heldCopy(r), nil
+	}
+	return h.Secrets.Delete(key)
+}
+
+func heldCopy(r *release.Release) *release.Release {
+	cp := *r
+	if r.Info != nil {
+		info := *r.Info
+		cp.Info = &info
+	}
+	return &cp
 }
 
 // driverLog is the Secrets driver's debug logger. The driver passes a whole release Secret
@@ -230,17 +386,7 @@ type indexedSecrets struct {
 	typedcorev1.SecretInterface
 	ns string
 	x  *ReleaseIndex
-	// held is an install's first record of its release (status pending-install), kept here
-	// and written as the outcome Helm records next (deployed, or failed): one write per
-	// install instead of a create and an update. Nothing else reads a release while it is
-	// being installed (one reconcile per resource at a time, under leader election). An
-	// install that never records its outcome (the process died) leaves no release behind:
-	// the next reconcile installs again, and Helm takes back the Secret it had applied
-	// (it carries the release's annotations), instead of a pending release to repair.
-	held map[string]*corev1.Secret
 }
-
-const statusPendingInstall = "pending-install"
 
 func labelled(s *corev1.Secret) *corev1.Secret {
 	s = s.DeepCopy()
@@ -257,13 +403,6 @@ func revisionOf(l map[string]string) int {
 }
 
 func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
-	if sec.Labels[helmStatusLabel] == statusPendingInstall && len(opts.DryRun) == 0 {
-		if s.held == nil {
-			s.held = map[string]*corev1.Secret{}
-		}
-		s.held[sec.Name] = labelled(sec)
-		return s.held[sec.Name].DeepCopy(), nil
-	}
 	out, err := s.SecretInterface.Create(ctx, labelled(sec), opts)
 	switch {
 	case err == nil:
@@ -281,10 +420,6 @@ func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts me
 }
 
 func (s *indexedSecrets) Update(ctx context.Context, sec *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
-	if _, ok := s.held[sec.Name]; ok {
-		delete(s.held, sec.Name)
-		return s.Create(ctx, sec, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
-	}
 	out, err := s.SecretInterface.Update(ctx, labelled(sec), opts)
 	if err == nil {
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
@@ -309,19 +444,7 @@ func releaseOfSecret(secretName string) (string, int, bool) {
 	return rest[:i], rev, true
 }
 
-// Get answers a held record from memory.
-func (s *indexedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	if h, ok := s.held[name]; ok {
-		return h.DeepCopy(), nil
-	}
-	return s.SecretInterface.Get(ctx, name, opts)
-}
-
 func (s *indexedSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	if _, ok := s.held[name]; ok {
-		delete(s.held, name)
-		return nil
-	}
 	err := s.SecretInterface.Delete(ctx, name, opts)
 	if err == nil || apierrors.IsNotFound(err) {
 		if rel, rev, ok := releaseOfSecret(name); ok {

@@ -1,14 +1,17 @@
 package hybrid
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
@@ -43,8 +46,7 @@ func newReleaseFixture(t *testing.T, indexed ...*corev1.Secret) *releaseFixture 
 	}
 	cs := k8sfake.NewClientset()
 	x := &ReleaseIndex{meta: crfake.NewClientBuilder().WithObjects(objs...).WithIndex(releaseMeta(), releaseNameField, releaseName).Build(), secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
-	d := driver.NewSecrets(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x})
-	return &releaseFixture{cs: cs, x: x, store: storage.Init(d)}
+	return &releaseFixture{cs: cs, x: x, store: storage.Init(newInstallHold(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x}, logr.Discard()))}
 }
 
 // newSyncedFixture: the Secrets are in kube-apiserver and in the index (written by another
@@ -288,8 +290,17 @@ func TestReleaseInstallWrittenOnce(t *testing.T) {
 			if n := len(f.cs.Actions()); n != 0 {
 				t.Fatalf("%d requests for the pending record; want 0 (held until the outcome)", n)
 			}
-			if got, err := f.store.Get("kv-k", 1); err != nil || got.Info.Status != release.StatusPendingInstall {
+			got, err := f.store.Get("kv-k", 1)
+			if err != nil || got.Info.Status != release.StatusPendingInstall {
 				t.Fatalf("held record: %v, %v", got, err)
+			}
+			// Held as the release itself, never encoded: a record read back from a Secret
+			// would be a decoded chart, not the one the install holds.
+			if got.Chart != r.Chart {
+				t.Fatal("the held record was encoded and decoded; want it kept as the release")
+			}
+			if got.Info == r.Info {
+				t.Fatal("Get returned the install's own info; want a copy")
 			}
 			r.Info.Status = outcome
 			if err := f.store.Update(r); err != nil {
@@ -466,5 +477,76 @@ func TestReleaseNameKeysOnlyHelmReleases(t *testing.T) {
 	m.Labels = map[string]string{helmOwnerLabel: helmOwnerValue}
 	if got := releaseName(m); got != nil {
 		t.Fatalf("releaseName without a release name = %v; want none", got)
+	}
+}
+
+// BenchmarkInstallRecord: what recording one install costs the operator (pending record,
+// then its outcome), in time and bytes allocated; the encoding of a record (gzip at Helm's
+// best compression) is most of it.
+func BenchmarkInstallRecord(b *testing.B) {
+	f := newReleaseFixture(&testing.T{})
+	manifest := strings.Repeat("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\nstringData:\n  KEY: value\n", 20)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r := rel("kv-"+strconv.Itoa(i), 1, release.StatusPendingInstall)
+		r.Manifest = manifest
+		if err := f.store.Create(r); err != nil {
+			b.Fatal(err)
+		}
+		r.Info.Status = release.StatusDeployed
+		if err := f.store.Update(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The operator writes release records as Helm's Secrets driver does, byte for byte (its
+// compressor is reused, not the format changed): type, labels but the timestamp, and data;
+// Helm's own driver reads them back.
+func TestRecordSecretIsHelms(t *testing.T) {
+	ctx := context.Background()
+	r := rel("postgresql-db", 1, release.StatusDeployed)
+	r.Manifest = strings.Repeat("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-secrets\n", 10)
+	r.Config = map[string]any{"credentials": map[string]any{"USER": "u"}}
+	r.Labels = map[string]string{"team": "a"}
+
+	helmCS := k8sfake.NewClientset()
+	helm := driver.NewSecrets(helmCS.CoreV1().Secrets("ns"))
+	f := newReleaseFixture(t)
+	key := "sh.helm.release.v1.postgresql-db.v1"
+	for step, write := range []func(driver.Driver) error{
+		func(d driver.Driver) error { return d.Create(key, r) },
+		func(d driver.Driver) error { r.Info.Status = release.StatusSuperseded; return d.Update(key, r) },
+	} {
+		if err := write(helm); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(f.store.Driver); err != nil {
+			t.Fatal(err)
+		}
+		want, err := helmCS.CoreV1().Secrets("ns").Get(ctx, key, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f.secretOf(t, r)
+		stamp := []string{"createdAt", "modifiedAt"}[step]
+		if got.Labels[stamp] == "" || want.Labels[stamp] == "" {
+			t.Fatalf("step %d: %s label: ours %q, Helm's %q", step, stamp, got.Labels[stamp], want.Labels[stamp])
+		}
+		gl, wl := maps.Clone(got.Labels), maps.Clone(want.Labels)
+		delete(gl, stamp)
+		delete(wl, stamp)
+		delete(gl, LabelRelease)
+		if !maps.Equal(gl, wl) || got.Type != want.Type || !maps.EqualFunc(got.Data, want.Data, bytes.Equal) || len(got.Data["release"]) == 0 {
+			t.Fatalf("step %d: record differs from Helm's:\nours  %v %s %d bytes\nHelm's %v %s %d bytes", step, got.Labels, got.Type, len(got.Data["release"]), want.Labels, want.Type, len(want.Data["release"]))
+		}
+		back, err := driver.NewSecrets(f.cs.CoreV1().Secrets("ns")).Get(key)
+		if err != nil || back.Name != r.Name || back.Info.Status != r.Info.Status || back.Manifest != r.Manifest || back.Labels["team"] != "a" {
+			t.Fatalf("step %d: Helm's driver reads back %+v, %v", step, back, err)
+		}
+	}
+	// A second record of the same key is refused as Helm refuses it.
+	if err := f.store.Driver.Create(key, r); err != driver.ErrReleaseExists {
+		t.Fatalf("Create over an existing record: %v; want driver.ErrReleaseExists", err)
 	}
 }
