@@ -240,6 +240,33 @@ func (h *installHold) Update(key string, rls *release.Release) error {
 	return nil
 }
 
+// Get answers a held record from memory (a copy of the record and its info, as a decoded one
+// would be).
+func (h *installHold) Get(key string) (*release.Release, error) {
+	if r, ok := h.held[key]; ok {
+		return heldCopy(r), nil
+	}
+	return h.Secrets.Get(key)
+}
+
+// Delete drops a held record (an install rolled back before recording its outcome).
+func (h *installHold) Delete(key string) (*release.Release, error) {
+	if r, ok := h.held[key]; ok {
+		delete(h.held, key)
+		return heldCopy(r), nil
+	}
+	return h.Secrets.Delete(key)
+}
+
+func heldCopy(r *release.Release) *release.Release {
+	cp := *r
+	if r.Info != nil {
+		info := *r.Info
+		cp.Info = &info
+	}
+	return &cp
+}
+
 // create is the Secrets driver's Create.
 func (h *installHold) create(key string, rls *release.Release) error {
 	obj, err := recordSecret(key, rls, "createdAt")
@@ -265,7 +292,7 @@ func recordSecret(key string, rls *release.Release, stamp string) (*corev1.Secre
 	lbs := make(map[string]string, len(rls.Labels)+6)
 	maps.Copy(lbs, rls.Labels)
 	lbs[stamp] = strconv.FormatInt(time.Now().Unix(), 10)
-	maps.Copy(lbs, rls.Labels)
+	maps.Copy(lbs, rls.Labels) // again, as the driver does: a release label of the stamp's name wins
 	lbs[helmNameLabel] = rls.Name
 	lbs[helmOwnerLabel] = helmOwnerValue
 	lbs["status"] = rls.Info.Status.String()
@@ -307,33 +334,6 @@ func encodeRecord(rls *release.Release) ([]byte, error) {
 	out := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
 	base64.StdEncoding.Encode(out, buf.Bytes())
 	return out, nil
-}
-
-// Get answers a held record from memory (a copy of the record and its info, as a decoded one
-// would be).
-func (h *installHold) Get(key string) (*release.Release, error) {
-	if r, ok := h.held[key]; ok {
-		return heldCopy(r), nil
-	}
-	return h.Secrets.Get(key)
-}
-
-// Delete drops a held record (an install rolled back before recording its outcome).
-func (h *installHold) Delete(key string) (*release.Release, error) {
-	if r, ok := h.held[key]; ok {
-		delete(h.held, key)
-		return heldCopy(r), nil
-	}
-	return h.Secrets.Delete(key)
-}
-
-func heldCopy(r *release.Release) *release.Release {
-	cp := *r
-	if r.Info != nil {
-		info := *r.Info
-		cp.Info = &info
-	}
-	return &cp
 }
 
 // driverLog is the Secrets driver's debug logger. The driver passes a whole release Secret
