@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,13 @@ const (
 // process wrote that the informer has not seen yet. A release this process never wrote and
 // the informer does not list yet (written by another process a moment ago) reads as missing;
 // Helm then refuses to install over it, and the next reconcile reads it.
+//
+// The records this process wrote last (recentRecords of them) are kept as kube-apiserver
+// answered the write, and a query is answered with one of them instead of a GET while the
+// informer lists its Secret at the very resourceVersion of that answer: nobody has written
+// it since. That is the read of the release by the reconcile that follows every install and
+// upgrade (the status write that reports it triggers one), and every read of a small
+// install's releases.
 type ReleaseIndex struct {
 	meta    client.Reader
 	secrets typedcorev1.SecretsGetter
@@ -67,7 +75,15 @@ type ReleaseIndex struct {
 	mu sync.Mutex
 	// written is the highest revision this process wrote per release ("namespace/release").
 	written map[types.NamespacedName]int
+	// recent holds the last records written, by Secret (see ReleaseIndex); order is the
+	// order they were written in, oldest first, to drop the oldest beyond recentRecords.
+	recent map[types.NamespacedName]*corev1.Secret
+	order  []types.NamespacedName
 }
+
+// recentRecords is how many of the last records written the index keeps (a few KiB each:
+// the release gzipped, with its labels; at most about a megabyte).
+const recentRecords = 128
 
 // NewReleaseIndex makes the index and registers its informer with mgr (started and synced
 // with the manager's caches, before any controller). namespaces restricts it, as the
@@ -373,6 +389,64 @@ func (x *ReleaseIndex) noteDeleted(ns, release string, rev int) {
 	}
 }
 
+// remember keeps the record kube-apiserver answered a write with (its name, resourceVersion,
+// labels, type and data: what a read of it gives Helm's driver), forgetting the oldest one
+// beyond recentRecords.
+func (x *ReleaseIndex) remember(sec *corev1.Secret) {
+	if sec == nil || sec.ResourceVersion == "" {
+		return
+	}
+	k := types.NamespacedName{Namespace: sec.Namespace, Name: sec.Name}
+	kept := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: sec.Name, Namespace: sec.Namespace, ResourceVersion: sec.ResourceVersion, Labels: sec.Labels},
+		Type:       sec.Type,
+		Data:       sec.Data,
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.recent == nil {
+		x.recent = map[types.NamespacedName]*corev1.Secret{}
+	}
+	if _, ok := x.recent[k]; !ok {
+		x.order = append(x.order, k)
+	}
+	x.recent[k] = kept
+	for len(x.order) > recentRecords {
+		delete(x.recent, x.order[0])
+		x.order = x.order[1:]
+	}
+}
+
+// forget drops a record from the recent ones (deleted, or a write of it failed).
+func (x *ReleaseIndex) forget(ns, name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k := types.NamespacedName{Namespace: ns, Name: name}
+	if _, ok := x.recent[k]; !ok {
+		return
+	}
+	delete(x.recent, k)
+	x.order = slices.DeleteFunc(x.order, func(o types.NamespacedName) bool { return o == k })
+}
+
+// recalled is the record this process wrote last under that name, if kube-apiserver still
+// holds it at resourceVersion rv (the informer's): a copy with its own labels (Helm's driver
+// hands them to the release it decodes), the data shared (only read).
+func (x *ReleaseIndex) recalled(ns, name, rv string) (*corev1.Secret, bool) {
+	if rv == "" {
+		return nil, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sec, ok := x.recent[types.NamespacedName{Namespace: ns, Name: name}]
+	if !ok || sec.ResourceVersion != rv {
+		return nil, false
+	}
+	cp := *sec
+	cp.Labels = maps.Clone(sec.Labels)
+	return &cp, true
+}
+
 func (x *ReleaseIndex) highestWritten(ns, release string) int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -407,6 +481,7 @@ func (s *indexedSecrets) Create(ctx context.Context, sec *corev1.Secret, opts me
 	switch {
 	case err == nil:
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
+		s.x.remember(out)
 	case apierrors.IsAlreadyExists(err) && sec.Labels[helmNameLabel] != "":
 		// A revision the index did not list: a release Secret of an earlier version restored
 		// from a backup while this process runs (those present at start-up are labelled
@@ -423,8 +498,25 @@ func (s *indexedSecrets) Update(ctx context.Context, sec *corev1.Secret, opts me
 	out, err := s.SecretInterface.Update(ctx, labelled(sec), opts)
 	if err == nil {
 		s.x.noteWritten(s.ns, out.Labels[helmNameLabel], revisionOf(out.Labels))
+		s.x.remember(out)
+	} else {
+		s.x.forget(s.ns, sec.Name)
 	}
 	return out, err
+}
+
+// Get answers a record this process wrote from memory while the index lists it at the
+// version written (see ReleaseIndex): Helm's driver reads a record by name before deleting it.
+func (s *indexedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	if opts.ResourceVersion == "" {
+		m := releaseMeta()
+		if err := s.x.meta.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: name}, m); err == nil {
+			if sec, ok := s.x.recalled(s.ns, name, m.ResourceVersion); ok {
+				return sec, nil
+			}
+		}
+	}
+	return s.SecretInterface.Get(ctx, name, opts)
 }
 
 // releaseOfSecret splits Helm's Secret name, sh.helm.release.v1.<release>.v<revision>.
@@ -446,6 +538,7 @@ func releaseOfSecret(secretName string) (string, int, bool) {
 
 func (s *indexedSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	err := s.SecretInterface.Delete(ctx, name, opts)
+	s.x.forget(s.ns, name)
 	if err == nil || apierrors.IsNotFound(err) {
 		if rel, rev, ok := releaseOfSecret(name); ok {
 			s.x.noteDeleted(s.ns, rel, rev)
@@ -487,7 +580,12 @@ func (s *indexedSecrets) fromIndex(ctx context.Context, opts metav1.ListOptions)
 	list := &corev1.SecretList{}
 	top := 0
 	for i := range metas.Items {
-		sec, err := s.SecretInterface.Get(ctx, metas.Items[i].Name, metav1.GetOptions{})
+		m := &metas.Items[i]
+		sec, ok := s.x.recalled(s.ns, m.Name, m.ResourceVersion)
+		var err error
+		if !ok {
+			sec, err = s.SecretInterface.Get(ctx, m.Name, metav1.GetOptions{})
+		}
 		if apierrors.IsNotFound(err) {
 			return nil, false, nil // the index is behind a deletion
 		}

@@ -19,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -197,6 +198,120 @@ func TestReleaseIndexQueryAppliesToFreshLabels(t *testing.T) {
 	all, err := f.store.DeployedAll("redis-r")
 	if err != nil || len(all) != 1 || all[0].Version != 2 {
 		t.Fatalf("DeployedAll = %v, %v; want revision 2 only", all, err)
+	}
+}
+
+// gets counts the GETs of Secrets kube-apiserver received.
+func (f *releaseFixture) gets() int {
+	n := 0
+	for _, a := range f.cs.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" {
+			n++
+		}
+	}
+	return n
+}
+
+// versioned makes the clientset give every Secret it creates or updates a new
+// resourceVersion, as kube-apiserver does (its tracker leaves them empty).
+func (f *releaseFixture) versioned() {
+	rv := 100
+	f.cs.PrependReactor("*", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(interface{ GetObject() runtime.Object }); ok && (a.GetVerb() == "create" || a.GetVerb() == "update") {
+			rv++
+			o.GetObject().(*corev1.Secret).ResourceVersion = strconv.Itoa(rv)
+		}
+		return false, nil, nil
+	})
+}
+
+// indexAt makes the index list the Secrets given, at their resourceVersions.
+func (f *releaseFixture) indexAt(secs ...*corev1.Secret) {
+	objs := make([]client.Object, 0, len(secs))
+	for _, s := range secs {
+		objs = append(objs, s.DeepCopy())
+	}
+	f.x.meta = crfake.NewClientBuilder().WithObjects(objs...).WithIndex(releaseMeta(), releaseNameField, releaseName).Build()
+}
+
+func TestReleaseIndexAnswersItsRecentRecordsFromMemory(t *testing.T) {
+	f := newReleaseFixture(t)
+	f.versioned()
+	if err := f.store.Create(rel("kv-a", 1, release.StatusDeployed)); err != nil {
+		t.Fatal(err)
+	}
+	s1 := f.secretOf(t, rel("kv-a", 1, ""))
+	if s1.ResourceVersion == "" {
+		t.Fatal("the fixture gave the record no resourceVersion")
+	}
+	f.indexAt(s1)
+	f.cs.ClearActions()
+	got, err := f.store.Last("kv-a")
+	if err != nil || got.Version != 1 || got.Info.Status != release.StatusDeployed {
+		t.Fatalf("Last = %v, %v; want revision 1 deployed", got, err)
+	}
+	if g, l := f.gets(), f.lists(); g != 0 || l != 0 {
+		t.Fatalf("%d GETs, %d LISTs of a record this process wrote and the index lists at the same version; want none", g, l)
+	}
+	if !maps.Equal(got.Labels, s1.Labels) {
+		t.Fatalf("labels %v; want the record's %v", got.Labels, s1.Labels)
+	}
+	// The labels are the read's own: a change to them is not in the next read.
+	got.Labels["status"] = "edited"
+	if again, err := f.store.Last("kv-a"); err != nil || again.Labels["status"] != string(release.StatusDeployed) {
+		t.Fatalf("second read: %v, %v; want its own labels", again, err)
+	}
+
+	// Written since by someone else: the index lists another resourceVersion; a GET reads it.
+	moved := s1.DeepCopy()
+	moved.ResourceVersion = "9999"
+	f.indexAt(moved)
+	f.cs.ClearActions()
+	if _, err := f.store.Last("kv-a"); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.gets(); g != 1 {
+		t.Fatalf("%d GETs of a record the index lists at another version; want 1", g)
+	}
+
+	// An update is remembered as kube-apiserver answered it.
+	if err := f.store.Update(rel("kv-a", 1, release.StatusSuperseded)); err != nil {
+		t.Fatal(err)
+	}
+	s1 = f.secretOf(t, rel("kv-a", 1, ""))
+	f.indexAt(s1)
+	f.cs.ClearActions()
+	if got, err := f.store.Last("kv-a"); err != nil || got.Info.Status != release.StatusSuperseded || f.gets() != 0 {
+		t.Fatalf("after an update: %v, %v, %d GETs; want the superseded record from memory", got, err, f.gets())
+	}
+
+	// A deleted record is forgotten; Helm's driver reads it before deleting it: from memory.
+	f.cs.ClearActions()
+	if _, err := f.store.Delete("kv-a", 1); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.gets(); g != 0 {
+		t.Fatalf("%d GETs to delete a record this process wrote and the index lists at the same version; want 0", g)
+	}
+	if _, ok := f.x.recalled("ns", s1.Name, s1.ResourceVersion); ok {
+		t.Fatal("a deleted record is still remembered")
+	}
+
+	// Only the last recentRecords are kept.
+	for i := range recentRecords + 1 {
+		if err := f.store.Create(rel(fmt.Sprintf("kv-%d", i), 1, release.StatusDeployed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, last := f.secretOf(t, rel("kv-0", 1, "")), f.secretOf(t, rel(fmt.Sprintf("kv-%d", recentRecords), 1, ""))
+	if _, ok := f.x.recalled("ns", first.Name, first.ResourceVersion); ok {
+		t.Fatal("the oldest record is kept beyond recentRecords")
+	}
+	if _, ok := f.x.recalled("ns", last.Name, last.ResourceVersion); !ok {
+		t.Fatal("the last record written is not remembered")
+	}
+	if len(f.x.recent) != recentRecords || len(f.x.order) != recentRecords {
+		t.Fatalf("%d records kept (%d in order); want %d", len(f.x.recent), len(f.x.order), recentRecords)
 	}
 }
 

@@ -2,7 +2,10 @@ package operator_test
 
 import (
 	"context"
+	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,6 +16,46 @@ import (
 
 	"github.com/clever-operator/clever-operator/test/kube"
 )
+
+// secretReads counts the operator's GETs of single Secrets, by namespace and name (every
+// manager the suite starts goes through it); a spec reads those of its own namespace.
+var secretReads = &readLog{byName: map[string]int{}}
+
+type readLog struct {
+	mu     sync.Mutex
+	byName map[string]int // namespace/name -> GETs
+}
+
+func (r *readLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		// /api/v1/namespaces/<ns>/secrets/<name>
+		if req.Method == http.MethodGet {
+			if p := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); len(p) == 6 && p[0] == "api" && p[2] == "namespaces" && p[4] == "secrets" {
+				r.mu.Lock()
+				r.byName[p[3]+"/"+p[5]]++
+				r.mu.Unlock()
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// in returns the GETs of the Secrets of namespace ns so far, by name.
+func (r *readLog) in(ns string) map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.byName {
+		if n, name, _ := strings.Cut(k, "/"); n == ns {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // Issue #17: the Helm side reads its releases through an index of the operator's release
 // Secrets (GETs by name, not LISTs through every Secret of the namespace). The index lists
@@ -38,6 +81,36 @@ var _ = Describe("Helm release Secrets", func() {
 			return top
 		}
 	}
+
+	// The reconciles that follow an install, and every reconcile that changes nothing, read the
+	// release from the records this process wrote (while the index lists them at the version
+	// written) and its published Secrets from the cache: only the install's check that the
+	// Secrets do not exist yet reads them from kube-apiserver.
+	It("are not read back from kube-apiserver by the reconciles that follow their writes", func() {
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_mysql.yaml", ns) // a published Secret and a Service Binding one
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+		Expect(releases(ns)).To(HaveLen(1))
+		record := releases(ns)[0].Name
+		time.Sleep(time.Second)
+		before := secretReads.in(ns)
+		// Three changes that change nothing rendered: each one is a Helm reconcile (no
+		// predicate on the resource's events) that reads the release, dry-runs and checks
+		// the published Secrets for drift.
+		for i := range 3 {
+			patch := []byte(`{"metadata":{"annotations":{"test.clever-operator.io/poke":"` + strconv.Itoa(i) + `"}}}`)
+			Expect(k8s.Patch(ctx, suite.Get(cr), client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+			time.Sleep(500 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		after := secretReads.in(ns)
+		for _, name := range []string{record, cr.GetName() + "-secrets", cr.GetName() + "-secrets-binding"} {
+			Expect(after[name]-before[name]).To(BeZero(), "GETs of %s by reconciles that changed nothing", name)
+		}
+		Expect(before[record]).To(BeNumerically("<=", 1), "GETs of the release record until Ready (none unless the index was behind)")
+		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
+	})
 
 	It("are labelled as the operator's; an earlier version's are adopted at start and upgraded from", func() {
 		ns := suite.NewNamespace()

@@ -125,7 +125,7 @@ func ownSample(file, ns string) *unstructured.Unstructured {
 func startManager(opts ...func(*kube.ManagerOptions)) {
 	GinkgoHelper()
 	o := kube.ManagerOptions{API: apiConfig(), ResyncPeriod: time.Hour, Workers: 4, Registerer: registry, Probes: true, ClaimKeySecret: claimKeySecret,
-		CellarEndpoint: cellarEndpoint}
+		CellarEndpoint: cellarEndpoint, Wrap: secretReads.wrap}
 	for _, f := range opts {
 		f(&o)
 	}
