@@ -48,6 +48,26 @@ type reachableClient struct {
 
 func (c *reachableClient) IsReachable() error { return c.shared.reachable(c.Client) }
 
+// Create is Helm's, noting what it created (noteApplied: the install then remembers its
+// objects as repaired).
+func (c *reachableClient) Create(resources kube.ResourceList) (*kube.Result, error) {
+	res, err := c.Client.Create(resources)
+	if err == nil {
+		noteApplied(resources)
+	}
+	return res, err
+}
+
+// Update is Helm's, noting the objects it leaves as the target manifest says (noteApplied:
+// the upgrade then remembers them as repaired).
+func (c *reachableClient) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	res, err := c.Client.Update(original, target, force)
+	if err == nil {
+		noteApplied(target)
+	}
+	return res, err
+}
+
 // reachable answers Helm's check that the cluster is reachable, which every action (the Get
 // and the dry-run upgrade of each reconcile included) makes first: on Helm's own client it
 // builds a new clientset and sends GET /version each time. A success is reused for

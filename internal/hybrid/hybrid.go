@@ -382,9 +382,13 @@ func (p *prefixedActionClient) Install(name, namespace string, chrt *chart.Chart
 		defer acquireAction()()
 		end := p.span(tracing.HelmInstall, rn)
 		defer func() { end(err) }()
+		appliedObjects.Delete(releaseKey(namespace, rn)) // only what this install applies
 		rel, err = p.ActionInterface.Install(rn, namespace, chrt, vals, opts...)
 		if err == nil {
 			seedDryRun(rel, chrt, valsJSON)
+			seedReconciled(rel)
+		} else {
+			appliedObjects.Delete(releaseKey(namespace, rn))
 		}
 		return rel, err
 	})
@@ -418,6 +422,10 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 		defer acquireAction()()
 		end := p.span(action, rn)
 		defer func() { end(err) }()
+		applies := settings == nil || !settings.DryRun
+		if applies {
+			appliedObjects.Delete(releaseKey(namespace, rn)) // only what this upgrade applies
+		}
 		rel, err = p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
 		if digest != "" && err == nil {
 			rememberDryRun(cur, rel, digest)
@@ -426,7 +434,14 @@ func (p *prefixedActionClient) Upgrade(name, namespace string, chrt *chart.Chart
 			if rerr := p.recover(rn); rerr != nil {
 				return rel, fmt.Errorf("%w (recovering the interrupted release: %v)", err, rerr)
 			}
-			return p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
+			rel, err = p.ActionInterface.Upgrade(rn, namespace, chrt, vals, opts...)
+		}
+		if applies {
+			if err == nil {
+				seedReconciled(rel)
+			} else {
+				appliedObjects.Delete(releaseKey(namespace, rn))
+			}
 		}
 		return rel, err
 	})
@@ -439,6 +454,8 @@ func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.Uninsta
 	}
 	p.current, p.missing = nil, ""
 	conflictHolds.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
+	appliedObjects.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
+	reconciledReleases.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
 	end := p.span(tracing.HelmUninstall, p.kind.ReleaseName(name))
 	resp, err := p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
 	end(err)

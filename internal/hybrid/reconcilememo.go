@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -122,4 +124,76 @@ func reconcileIfTouched(ctx context.Context, c client.Reader, rel *release.Relea
 	}
 	reconciledReleases.Store(key, &reconciledState{manifest: digest, objects: refs, fingerprint: fp})
 	return nil
+}
+
+// appliedObjects holds, per release, the objects Helm's Kubernetes client created or updated
+// for it last, as kube-apiserver answered (uid@resourceVersion by object), until the install or
+// upgrade that applied them returns: on success they become the release's remembered state
+// (seedReconciled), so the reconcile that follows every install and upgrade does not read
+// them all back to find nothing to repair.
+var appliedObjects sync.Map // namespace/release name -> map[objectRef]string
+
+// Helm's annotations naming the release an object belongs to (set on every object it
+// installs or upgrades).
+const (
+	helmReleaseNameAnnotation      = "meta.helm.sh/release-name"
+	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+)
+
+// noteApplied records the objects of infos, which Helm's client has just created or updated
+// (each refreshed with kube-apiserver's answer), by the release they belong to.
+func noteApplied(infos kube.ResourceList) {
+	per := map[string]map[objectRef]string{}
+	for _, info := range infos {
+		if info == nil || info.Object == nil || info.Mapping == nil {
+			continue
+		}
+		acc, err := meta.Accessor(info.Object)
+		if err != nil || acc.GetResourceVersion() == "" {
+			continue
+		}
+		a := acc.GetAnnotations()
+		name, ns := a[helmReleaseNameAnnotation], a[helmReleaseNamespaceAnnotation]
+		gvk := info.Mapping.GroupVersionKind
+		if name == "" || gvk.Group != "" || gvk.Version != "v1" {
+			continue
+		}
+		k := releaseKey(ns, name)
+		if per[k] == nil {
+			per[k] = map[objectRef]string{}
+		}
+		per[k][objectRef{kind: gvk.Kind, namespace: acc.GetNamespace(), name: acc.GetName()}] = string(acc.GetUID()) + "@" + acc.GetResourceVersion()
+	}
+	for k, m := range per {
+		appliedObjects.Store(k, m)
+	}
+}
+
+// seedReconciled remembers rel's objects as a drift repair would have left them, when
+// Helm's client has just applied every one of them for rel (a successful install or
+// upgrade: each object then holds what the manifest says, which is all a repair would
+// restore). Otherwise the next reconcile repairs the long way, as before.
+func seedReconciled(rel *release.Release) {
+	if rel == nil {
+		return
+	}
+	key := releaseKey(rel.Namespace, rel.Name)
+	v, ok := appliedObjects.LoadAndDelete(key)
+	if !ok {
+		return
+	}
+	applied := v.(map[objectRef]string)
+	refs := manifestObjects(rel)
+	if refs == nil {
+		return
+	}
+	var b strings.Builder
+	for _, r := range refs {
+		fp, ok := applied[r]
+		if !ok {
+			return
+		}
+		b.WriteString(fp + ";")
+	}
+	reconciledReleases.Store(key, &reconciledState{manifest: manifestDigest(rel), objects: refs, fingerprint: b.String()})
 }
