@@ -141,7 +141,15 @@ func floorCleanup(ctx context.Context, c client.Client, ns string, objs []*unstr
 	if err != nil {
 		return err
 	}
-	return c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns))
+	// One DELETE of every Secret of the namespace (20,000 after P6's floor) can outlast
+	// kube-apiserver's request timeout; what it deleted stays deleted, so it is sent again.
+	for try := 1; ; try++ {
+		err = c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns))
+		if err == nil || try == 3 || ctx.Err() != nil {
+			return err
+		}
+		step(fmt.Sprintf("floor cleanup: deleting the Secrets again (%v)", err))
+	}
 }
 
 // jobFloorOne writes only what the job itself needs for one resource: the resource, one
