@@ -64,16 +64,22 @@ func newSyncedFixture(t *testing.T, secs ...*corev1.Secret) *releaseFixture {
 	return f
 }
 
-// lists counts the LISTs of Secrets kube-apiserver received.
-func (f *releaseFixture) lists() int {
+// requests counts the requests with that verb on Secrets kube-apiserver received.
+func (f *releaseFixture) requests(verb string) int {
 	n := 0
 	for _, a := range f.cs.Actions() {
-		if a.GetVerb() == "list" && a.GetResource().Resource == "secrets" {
+		if a.GetVerb() == verb && a.GetResource().Resource == "secrets" {
 			n++
 		}
 	}
 	return n
 }
+
+// lists counts the LISTs of Secrets kube-apiserver received.
+func (f *releaseFixture) lists() int { return f.requests("list") }
+
+// gets counts the GETs of Secrets kube-apiserver received.
+func (f *releaseFixture) gets() int { return f.requests("get") }
 
 func rel(name string, rev int, st release.Status) *release.Release {
 	return &release.Release{Name: name, Namespace: "ns", Version: rev, Info: &release.Info{Status: st},
@@ -199,17 +205,6 @@ func TestReleaseIndexQueryAppliesToFreshLabels(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].Version != 2 {
 		t.Fatalf("DeployedAll = %v, %v; want revision 2 only", all, err)
 	}
-}
-
-// gets counts the GETs of Secrets kube-apiserver received.
-func (f *releaseFixture) gets() int {
-	n := 0
-	for _, a := range f.cs.Actions() {
-		if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" {
-			n++
-		}
-	}
-	return n
 }
 
 // versioned makes the clientset give every Secret it creates or updates a new
