@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,6 +190,9 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		}
 		if err := r.Client.Status().Update(ctx, next); err != nil {
 			return err
+		}
+		if ready, shown := status.HelmFailureShown(cur, next); shown {
+			s.event(corev1.EventTypeWarning, ready.Reason, ready.Message)
 		}
 		s.writes++
 		s.obj.Object = next.Object

@@ -209,10 +209,7 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*
 	// resource that was Ready stays Ready even if the engine has not recorded the pause yet.
 	status.ApplyReadyPaused(u, c.now(), helmPaused)
 	if c.recorder != nil && found {
-		ready, _ := status.Find(status.Conditions(u), status.TypeReady)
-		was, _ := status.Find(status.Conditions(live), status.TypeReady)
-		if (ready.Reason == status.ReasonSecretConflict || ready.Reason == status.ReasonRenderFailed) && ready.Status != string(metav1.ConditionTrue) &&
-			(was.Reason != ready.Reason || was.Message != ready.Message) {
+		if ready, shown := status.HelmFailureShown(live, u); shown {
 			c.recorder.Event(u, corev1.EventTypeWarning, ready.Reason, ready.Message)
 		}
 	}

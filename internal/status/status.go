@@ -382,3 +382,21 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// HelmFailureShown says whether next's Ready newly reports the Helm side's failure to write
+// the credentials Secret (SecretConflict or RenderFailed, derived from its ReleaseFailed
+// condition while the add-on itself is ready) compared with was, and returns that Ready. Both
+// sides derive Ready from all the conditions, so either one's status write may be the one
+// that shows the failure first (the Helm side's, or the engine's when Helm's write came
+// before the engine had reported the add-on): the write that shows it records the Warning.
+func HelmFailureShown(was, next *unstructured.Unstructured) (Condition, bool) {
+	ready, _ := Find(Conditions(next), TypeReady)
+	if ready.Status == string(metav1.ConditionTrue) || (ready.Reason != ReasonSecretConflict && ready.Reason != ReasonRenderFailed) {
+		return ready, false
+	}
+	if a, ok := Find(Conditions(next), TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
+		return ready, false // the engine's own reason: it records its own event
+	}
+	prev, _ := Find(Conditions(was), TypeReady)
+	return ready, prev.Reason != ready.Reason || prev.Message != ready.Message
+}
