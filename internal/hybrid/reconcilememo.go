@@ -78,6 +78,9 @@ func manifestObjects(rel *release.Release) []objectRef {
 	return refs
 }
 
+// stamp is one object's part of a fingerprint: its uid and resourceVersion.
+func stamp(uid, rv string) string { return uid + "@" + rv + ";" }
+
 // fingerprint reads the objects from the cache: their uids and resourceVersions, in order.
 func fingerprint(ctx context.Context, c client.Reader, refs []objectRef) (string, error) {
 	var b strings.Builder
@@ -89,7 +92,7 @@ func fingerprint(ctx context.Context, c client.Reader, refs []objectRef) (string
 		if err := c.Get(ctx, types.NamespacedName{Namespace: r.namespace, Name: r.name}, obj); err != nil {
 			return "", err
 		}
-		b.WriteString(string(obj.GetUID()) + "@" + obj.GetResourceVersion() + ";")
+		b.WriteString(stamp(string(obj.GetUID()), obj.GetResourceVersion()))
 	}
 	return b.String(), nil
 }
@@ -162,7 +165,7 @@ func noteApplied(infos kube.ResourceList) {
 		if per[k] == nil {
 			per[k] = map[objectRef]string{}
 		}
-		per[k][objectRef{kind: gvk.Kind, namespace: acc.GetNamespace(), name: acc.GetName()}] = string(acc.GetUID()) + "@" + acc.GetResourceVersion()
+		per[k][objectRef{kind: gvk.Kind, namespace: acc.GetNamespace(), name: acc.GetName()}] = stamp(string(acc.GetUID()), acc.GetResourceVersion())
 	}
 	for k, m := range per {
 		appliedObjects.Store(k, m)
@@ -193,7 +196,7 @@ func seedReconciled(rel *release.Release) {
 		if !ok {
 			return
 		}
-		b.WriteString(fp + ";")
+		b.WriteString(fp)
 	}
 	reconciledReleases.Store(key, &reconciledState{manifest: manifestDigest(rel), objects: refs, fingerprint: b.String()})
 }
