@@ -92,6 +92,11 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 	if w.Selector != nil {
 		opts = append(opts, reconciler.WithSelector(*w.Selector))
 	}
+	wake, err := sourceWatch(mgr.GetCache(), mgr.GetClient(), kind, w.GroupVersionKind, w.Selector)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, reconciler.WithControllerSetupFunc(wake))
 	r, err := reconciler.New(opts...)
 	if err != nil {
 		return fmt.Errorf("helm reconciler for %s: %w", w.GroupVersionKind, err)
