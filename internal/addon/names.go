@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Labels and annotations the operator puts on the Secrets it owns. The manager caches only
@@ -39,6 +40,14 @@ func SecretName(obj *unstructured.Unstructured) string {
 // the Helm side renders from. The kind is in the name so kinds never read each other's data.
 func (k *Kind) SourceSecretName(name string) string {
 	return name + "-" + k.Lower() + "-source"
+}
+
+// IsSourceSecret says whether o carries the labels the engine writes on the source Secrets of
+// this kind (role=source, kind=<kind>): the Secrets the engine's and the Helm side's watches
+// of source Secrets select.
+func (k *Kind) IsSourceSecret(o client.Object) bool {
+	l := o.GetLabels()
+	return l[LabelRole] == RoleSource && l[LabelKind] == k.Lower()
 }
 
 // ReleaseName is the Helm release of a resource: prefixed by the kind so that a PostgreSql and

@@ -133,9 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.newObject(), IndexStatusAddon, indexStatusAddon); err != nil {
 		return fmt.Errorf("indexing %s by %s: %w", r.Kind.GVK.Kind, IndexStatusAddon, err)
 	}
-	sourceSecrets := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetLabels()[LabelRole] == RoleSource && o.GetLabels()[LabelKind] == r.Kind.Lower()
-	})
+	sourceSecrets := predicate.NewPredicateFuncs(r.Kind.IsSourceSecret)
 	onlyDeletes := predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },

@@ -39,16 +39,9 @@ func sourceWatch(c cache.Cache, reader client.Reader, kind *addon.Kind, gvk sche
 		return nil, err
 	}
 	return func(cs reconciler.ControllerSetup) error {
-		return cs.Watch(source.Kind[client.Object](c, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(owners), isSourceOf(kind), createsAndUpdates))
+		return cs.Watch(source.Kind[client.Object](c, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(owners),
+			predicate.NewPredicateFuncs(kind.IsSourceSecret), createsAndUpdates))
 	}, nil
-}
-
-// isSourceOf: a source Secret of this kind (the labels the engine writes on it).
-func isSourceOf(kind *addon.Kind) predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
-		l := o.GetLabels()
-		return l[addon.LabelRole] == addon.RoleSource && l[addon.LabelKind] == kind.Lower()
-	})
 }
 
 // createsAndUpdates: a source Secret's deletion is the engine's to repair (it writes it again).

@@ -81,13 +81,12 @@ func TestSourceWatchWakesTheOwnerOfASourceSecret(t *testing.T) {
 	}
 
 	// Only source Secrets of the kind, and only their creates and updates.
-	pred := isSourceOf(kind)
-	if !pred.Create(event.CreateEvent{Object: source(kind, kind, "db", "u")}) || pred.Create(event.CreateEvent{Object: source(other, other, "db", "u")}) {
-		t.Fatal("isSourceOf: want this kind's source Secrets only")
+	if !kind.IsSourceSecret(source(kind, kind, "db", "u")) || kind.IsSourceSecret(source(other, other, "db", "u")) {
+		t.Fatal("IsSourceSecret: want this kind's source Secrets only")
 	}
 	plain := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{addon.LabelRole: "credentials", addon.LabelKind: kind.Lower()}}}
-	if pred.Create(event.CreateEvent{Object: plain}) {
-		t.Fatal("isSourceOf: a published Secret is not a source Secret")
+	if kind.IsSourceSecret(plain) {
+		t.Fatal("IsSourceSecret: a published Secret is not a source Secret")
 	}
 	s := source(kind, kind, "db", "u")
 	if !createsAndUpdates.Create(event.CreateEvent{Object: s}) || !createsAndUpdates.Update(event.UpdateEvent{ObjectOld: s, ObjectNew: s}) ||
