@@ -461,9 +461,17 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 		return false, nil
 	}
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
+	// The first attempt writes from the cached copy: a new resource is usually still as it was
+	// created (the Helm side leaves this write to the engine, hybrid.StatusClient), and a
+	// stale copy only fails on its resourceVersion (or the finalizers' test), after which the
+	// resource is read live. One read of the API server fewer per new resource.
+	cachedFirst := obj.GetResourceVersion() != ""
 	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
 		live := r.newObject()
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if cachedFirst {
+			cachedFirst = false
+			live = obj.DeepCopy()
+		} else if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 			return err
 		}
 		before := live.GetFinalizers()

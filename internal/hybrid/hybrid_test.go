@@ -15,11 +15,15 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/logging"
@@ -433,10 +437,12 @@ func TestHelmWriteThatOnlyReordersConditionsIsNotSent(t *testing.T) {
 	}
 }
 
-// updateRecorder records the resource updates that reach the API server.
+// updateRecorder records the resource updates that reach the API server; it holds a source
+// Secret when source is set.
 type updateRecorder struct {
 	client.Client
 	fail    error
+	source  bool
 	updated []*unstructured.Unstructured
 }
 
@@ -448,19 +454,31 @@ func (r *updateRecorder) Update(_ context.Context, obj client.Object, _ ...clien
 	return nil
 }
 
+func (r *updateRecorder) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok && r.source {
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, key.Name)
+}
+
 // TestHelmFinalizerWriteCarriesTheEngines: Helm adding its uninstall finalizer to a new
-// resource adds the engine's in the same write; never on a resource being deleted.
+// resource leaves the write to the engine while the pause handler holds it (no source Secret),
+// and otherwise adds the engine's finalizer in the same write; never on a resource being
+// deleted.
 func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
 	kind, _ := addon.KindFor(addon.Kinds[0].GVK)
 	cases := []struct {
 		name       string
 		finalizers []string
 		deleting   bool
-		want       int // finalizers sent
+		source     bool
+		want       int // finalizers sent; -1: no write
 	}{
-		{"new resource: both in one write", []string{addon.HelmUninstallFinalizer}, false, 2},
-		{"engine's already there", []string{kind.Finalizer(), addon.HelmUninstallFinalizer}, false, 2},
-		{"being deleted: untouched", []string{addon.HelmUninstallFinalizer}, true, 1},
+		{"new resource, no source Secret: left to the engine", []string{addon.HelmUninstallFinalizer}, false, false, -1},
+		{"new resource with a source Secret: both in one write", []string{addon.HelmUninstallFinalizer}, false, true, 2},
+		{"another finalizer: both in one write", []string{"example.com/keep", addon.HelmUninstallFinalizer}, false, false, 3},
+		{"engine's already there", []string{kind.Finalizer(), addon.HelmUninstallFinalizer}, false, false, 2},
+		{"being deleted: untouched", []string{addon.HelmUninstallFinalizer}, true, false, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -473,9 +491,18 @@ func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
 				now := metav1.Now()
 				u.SetDeletionTimestamp(&now)
 			}
-			rec := &updateRecorder{}
+			rec := &updateRecorder{source: c.source}
 			if err := NewStatusClient(rec, kind).Update(context.Background(), u); err != nil {
 				t.Fatal(err)
+			}
+			if c.want < 0 {
+				if len(rec.updated) != 0 {
+					t.Fatalf("sent %v; want no write", rec.updated)
+				}
+				if !controllerutil.ContainsFinalizer(u, addon.HelmUninstallFinalizer) || controllerutil.ContainsFinalizer(u, kind.Finalizer()) {
+					t.Fatalf("finalizers in memory %v", u.GetFinalizers())
+				}
+				return
 			}
 			if len(rec.updated) != 1 || len(rec.updated[0].GetFinalizers()) != c.want {
 				t.Fatalf("sent %v", rec.updated)

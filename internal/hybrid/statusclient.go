@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -58,19 +59,43 @@ func NewStatusClient(c client.Client, kind *addon.Kind) *StatusClient {
 
 // Update adds, when Helm's reconciler adds its uninstall finalizer to a resource that does not
 // carry the engine's finalizer yet, the engine's finalizer in the same write (one write to the
-// new resource instead of two, and no conflict between them). Once that write succeeded (an
-// optimistic one: the resource had no engine finalizer, so no operator had created anything
-// for it), the engine is told the resource is new (addon.MarkNew, settled by the write's
-// outcome), as if it had added the finalizer itself.
+// resource instead of two). Once that write succeeded (an optimistic one: the resource had no
+// engine finalizer, so no operator had created anything for it), the engine is told the
+// resource is new (addon.MarkNew, settled by the write's outcome), as if it had added the
+// finalizer itself.
+//
+// A new resource whose source Secret does not exist yet gets no write from the Helm side at
+// all: the engine puts both finalizers on it in its first pass, and until it has written the
+// source Secret (after that write) the pause handler holds the Helm reconcile, which installs
+// nothing, so the uninstall finalizer is on the resource before any release exists. Both sides
+// writing the finalizers of every new resource at the same moment made one of the two writes
+// fail on a conflict for about two resources in three (issue #17: 0.6–0.73 refused writes per
+// resource to Ready in A1), each one more request to a control plane busy with the creates.
 func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	if c.kind == nil || obj.GetDeletionTimestamp() != nil || !controllerutil.ContainsFinalizer(obj, addon.HelmUninstallFinalizer) ||
-		!controllerutil.AddFinalizer(obj, c.kind.Finalizer()) {
+		controllerutil.ContainsFinalizer(obj, c.kind.Finalizer()) {
 		return c.Client.Update(ctx, obj, opts...)
 	}
+	if c.leftToEngine(ctx, obj) {
+		return nil
+	}
+	controllerutil.AddFinalizer(obj, c.kind.Finalizer())
 	settle := addon.MarkNew(obj.GetUID())
 	err := c.Client.Update(ctx, obj, opts...)
 	settle(err == nil)
 	return err
+}
+
+// leftToEngine says whether the finalizer write to obj (which lacks the engine's finalizer) is
+// left to the engine: obj is only being given Helm's finalizer and its source Secret is not in
+// the cache, so the pause handler (which reads the same cache) holds this Helm reconcile.
+func (c *StatusClient) leftToEngine(ctx context.Context, obj client.Object) bool {
+	if len(obj.GetFinalizers()) != 1 {
+		return false // other finalizers than Helm's: not the fresh resource this is about
+	}
+	src := &corev1.Secret{}
+	err := c.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: c.kind.SourceSecretName(obj.GetName())}, src)
+	return apierrors.IsNotFound(err)
 }
 
 // Get answers NotFound when obj is a resource being deleted (it carries its UID and a
