@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -407,6 +408,56 @@ func TestPausedHelmWriteBeforeTheEngineIsNotSent(t *testing.T) {
 			}
 			if w.updates != c.sent {
 				t.Fatalf("sent %d, want %d", w.updates, c.sent)
+			}
+		})
+	}
+}
+
+// TestPausedHelmWriteThatOnlyAddsUnknownsIsNotSent: once the engine has reported an add-on
+// still being provisioned, a paused Helm write that would only add Helm's conditions as
+// Unknown to a resource it never rendered is not sent (Ready comes from the engine's
+// conditions); a paused write that changes a condition the resource has, or an unpaused one,
+// is.
+func TestPausedHelmWriteThatOnlyAddsUnknownsIsNotSent(t *testing.T) {
+	obj := func(conds ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+			"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(1)},
+			"status":   map[string]any{"addon": "addon_1", "conditions": conds},
+		}}
+	}
+	cond := func(t, st, reason string) map[string]any {
+		return map[string]any{"type": t, "status": st, "reason": reason, "message": "m", "lastTransitionTime": "2026-11-28T09:00:00Z", "observedGeneration": int64(1)}
+	}
+	provisioning := []any{cond(status.TypeAddonReady, "False", status.ReasonProvisioning), cond(status.TypeReady, "False", status.ReasonProvisioning)}
+	rendered := []any{cond(status.TypeAddonReady, "True", status.ReasonProvisioned), cond("Deployed", "True", "InstallSuccessful"), cond(status.TypeReady, "True", status.ReasonProvisioned)}
+	helmPaused := []any{cond(status.TypePaused, "True", "ReconcilePauseAnnotationTrue"), cond("Deployed", "Unknown", ""), cond("Initialized", "Unknown", ""), cond("ReleaseFailed", "Unknown", ""), cond("Irreconcilable", "Unknown", "")}
+	helmRunning := []any{cond(status.TypePaused, "False", ""), cond("Initialized", "True", ""), cond("Deployed", "False", "")}
+	cases := []struct {
+		name       string
+		live, sent []any
+		want       int
+	}{
+		{"provisioning, never rendered, paused: not sent", provisioning, helmPaused, 0},
+		{"rendered once, now paused (Deployed True to Unknown): sent", rendered, helmPaused, 1},
+		{"provisioning, not paused (Initialized True): sent", provisioning, helmRunning, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			live := obj(c.live...)
+			w := &countingStatus{}
+			sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+			sent := append([]any(nil), c.sent...)
+			for _, lc := range c.live { // Helm's write carries the engine's conditions as it read them
+				if !slices.ContainsFunc(c.sent, func(x any) bool { return x.(map[string]any)["type"] == lc.(map[string]any)["type"] }) {
+					sent = append(sent, lc)
+				}
+			}
+			if err := sw.Update(context.Background(), obj(sent...)); err != nil {
+				t.Fatal(err)
+			}
+			if w.updates != c.want {
+				t.Fatalf("sent %d, want %d", w.updates, c.want)
 			}
 		})
 	}

@@ -146,12 +146,41 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
-			if live.GetResourceVersion() == u.GetResourceVersion() && sameStatus(live, u) {
+			if live.GetResourceVersion() == u.GetResourceVersion() && (sameStatus(live, u) || helmPaused && sameStatus(live, withoutNewUnknowns(u, live))) {
 				return nil
 			}
 		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// withoutNewUnknowns is u without the conditions that live does not have and that u would add
+// as Unknown. A paused Helm reconcile (the add-on is not provisioned yet, or the user paused
+// the resource) sets its own conditions to Unknown; on a resource it has never rendered, that
+// write says nothing the engine's status does not (Ready is derived from the engine's
+// conditions while the add-on is not ready, and is compared with the rest), so it is not
+// sent: one status write fewer per new resource while its add-on is being provisioned, each
+// one more request and one more watch event to every controller during a burst of creates
+// (issue #17).
+func withoutNewUnknowns(u, live *unstructured.Unstructured) *unstructured.Unstructured {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	kept := make([]any, 0, len(raw))
+	for _, c := range raw {
+		m, ok := c.(map[string]any)
+		if ok && m["status"] == string(metav1.ConditionUnknown) {
+			t, _ := m["type"].(string)
+			if _, had := status.Find(status.Conditions(live), t); !had {
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	if len(kept) == len(raw) {
+		return u
+	}
+	out := u.DeepCopy()
+	_ = unstructured.SetNestedSlice(out.Object, kept, "status", "conditions")
+	return out
 }
 
 // sameStatus compares two statuses, conditions in any order: status.conditions is a list-map
