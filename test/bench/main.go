@@ -53,6 +53,7 @@ type config struct {
 	noBuild                              bool
 	p7N                                  int
 	p7Latency, p7Jitter, p7Delay         time.Duration
+	p7APIServerProfile                   string
 	operatorExtra                        string
 	smallN                               int
 	p6N, p6Base, p6Secrets, p6ConfigMaps int
@@ -75,6 +76,7 @@ func run() error {
 	flag.IntVar(&c.p7N, "p7-n", 500, "P7: number of resources (realistic API)")
 	flag.DurationVar(&c.p7Latency, "p7-latency", 150*time.Millisecond, "P7: fake API latency")
 	flag.DurationVar(&c.p7Jitter, "p7-jitter", 50*time.Millisecond, "P7: fake API random extra latency")
+	flag.StringVar(&c.p7APIServerProfile, "p7-apiserver-profile", "", "P7: write a CPU profile of kube-apiserver over the first 15 s of the creates to this file")
 	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 10 s)")
 	flag.IntVar(&c.p6N, "p6-n", 5000, "P6: number of resources")
 	flag.IntVar(&c.p6Base, "p6-base", 1000, "P6: the smaller run time per resource is compared with")

@@ -9,9 +9,14 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/harness"
@@ -149,6 +154,9 @@ func (b *bench) p7(ctx context.Context) error {
 	}
 	defer w.Stop()
 	t0 := time.Now()
+	if c.p7APIServerProfile != "" {
+		go b.profileAPIServer(ctx, c.p7APIServerProfile, 15*time.Second)
+	}
 	if err := harness.CreateAll(ctx, b.h.Client, objs, c.applyWorkers); err != nil {
 		return err
 	}
@@ -277,4 +285,25 @@ func printP7(p *P7) {
 	fmt.Printf("\n  age of the add-on at the read that found it provisioned: min %.1fs, p50 %.1fs, p95 %.1fs, max %.1fs; the last such read %.1fs after the first apply (last add-on created at %.1fs, all Ready at %.1fs)\n",
 		p.ReadyAge["min"], p.ReadyAge["p50"], p.ReadyAge["p95"], p.ReadyAge["max"], p.LastProvisionedRead, p.LastCreate, p.ReadySeconds)
 	fmt.Printf("  requests/s while creating and waiting: peak %d, mean %.1f\n", p.PeakPerSecond, p.MeanPerSecond)
+}
+
+// profileAPIServer writes a CPU profile of kube-apiserver (its /debug/pprof, read as the
+// harness's admin) over d to path: what the control plane spends P7's burst of creates on.
+func (b *bench) profileAPIServer(ctx context.Context, path string, d time.Duration) {
+	cfg := rest.CopyConfig(b.h.RestConfig)
+	cfg.GroupVersion = &schema.GroupVersion{}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	rc, err := rest.RESTClientFor(cfg)
+	if err == nil {
+		var body []byte
+		body, err = rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(path, body, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Printf("    P7: kube-apiserver profile not written: %v\n", err)
+		return
+	}
+	fmt.Printf("    P7: kube-apiserver CPU profile of the first %s: %s (go tool pprof bin/envtest/<version>/kube-apiserver %s)\n", d, path, path)
 }
