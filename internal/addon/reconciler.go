@@ -467,12 +467,15 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 	// resource is read live. One read of the API server fewer per new resource.
 	cachedFirst := obj.GetResourceVersion() != ""
 	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
-		live := r.newObject()
+		var live *unstructured.Unstructured
 		if cachedFirst {
 			cachedFirst = false
 			live = obj.DeepCopy()
-		} else if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-			return err
+		} else {
+			live = r.newObject()
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+				return err
+			}
 		}
 		before := live.GetFinalizers()
 		if live.GetDeletionTimestamp() != nil {

@@ -240,13 +240,19 @@ func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHa
 		if obj.GetAnnotations()[addon.AnnotationPaused] == "true" {
 			return true, nil
 		}
-		src := &corev1.Secret{}
-		err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, src)
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
+		return sourceSecretMissing(ctx, c, kind, obj)
 	}
+}
+
+// sourceSecretMissing says whether obj's source Secret is absent from c (the cache): the pause
+// handler holds the Helm reconcile then, and the Helm side's client leaves the finalizer write
+// of a new resource to the engine (StatusClient.Update).
+func sourceSecretMissing(ctx context.Context, c client.Reader, kind *addon.Kind, obj client.Object) (bool, error) {
+	err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, &corev1.Secret{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
 }
 
 // actionClientGetter prefixes release names with the kind so kinds never share a release.

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -93,9 +92,8 @@ func (c *StatusClient) leftToEngine(ctx context.Context, obj client.Object) bool
 	if len(obj.GetFinalizers()) != 1 {
 		return false // other finalizers than Helm's: not the fresh resource this is about
 	}
-	src := &corev1.Secret{}
-	err := c.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: c.kind.SourceSecretName(obj.GetName())}, src)
-	return apierrors.IsNotFound(err)
+	missing, _ := sourceSecretMissing(ctx, c.Client, c.kind, obj)
+	return missing
 }
 
 // Get answers NotFound when obj is a resource being deleted (it carries its UID and a
@@ -164,12 +162,13 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 // (issue #17).
 func withoutNewUnknowns(u, live *unstructured.Unstructured) *unstructured.Unstructured {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	liveConds := status.Conditions(live)
 	kept := make([]any, 0, len(raw))
 	for _, c := range raw {
 		m, ok := c.(map[string]any)
 		if ok && m["status"] == string(metav1.ConditionUnknown) {
 			t, _ := m["type"].(string)
-			if _, had := status.Find(status.Conditions(live), t); !had {
+			if _, had := status.Find(liveConds, t); !had {
 				continue
 			}
 		}
