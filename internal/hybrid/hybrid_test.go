@@ -401,13 +401,8 @@ func TestPausedHelmWriteBeforeTheEngineIsNotSent(t *testing.T) {
 			if c.engine {
 				live.Object["status"] = paused(true, false).Object["status"]
 			}
-			w := &countingStatus{}
-			sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
-			if err := sw.Update(context.Background(), paused(c.engine, c.deleting)); err != nil {
-				t.Fatal(err)
-			}
-			if w.updates != c.sent {
-				t.Fatalf("sent %d, want %d", w.updates, c.sent)
+			if n := statusWritesSent(t, live, paused(c.engine, c.deleting)); n != c.sent {
+				t.Fatalf("sent %d, want %d", n, c.sent)
 			}
 		})
 	}
@@ -445,19 +440,14 @@ func TestPausedHelmWriteThatOnlyAddsUnknownsIsNotSent(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			live := obj(c.live...)
-			w := &countingStatus{}
-			sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
 			sent := append([]any(nil), c.sent...)
 			for _, lc := range c.live { // Helm's write carries the engine's conditions as it read them
 				if !slices.ContainsFunc(c.sent, func(x any) bool { return x.(map[string]any)["type"] == lc.(map[string]any)["type"] }) {
 					sent = append(sent, lc)
 				}
 			}
-			if err := sw.Update(context.Background(), obj(sent...)); err != nil {
-				t.Fatal(err)
-			}
-			if w.updates != c.want {
-				t.Fatalf("sent %d, want %d", w.updates, c.want)
+			if n := statusWritesSent(t, live, obj(sent...)); n != c.want {
+				t.Fatalf("sent %d, want %d", n, c.want)
 			}
 		})
 	}
@@ -478,14 +468,21 @@ func TestHelmWriteThatOnlyReordersConditionsIsNotSent(t *testing.T) {
 	}}
 	reordered := live.DeepCopy()
 	reordered.Object["status"].(map[string]any)["conditions"] = []any{conds[1], conds[0], conds[2]}
-	w := &countingStatus{}
-	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
-	if err := sw.Update(context.Background(), reordered); err != nil {
-		t.Fatal(err)
-	}
-	if w.updates != 0 {
+	if statusWritesSent(t, live, reordered) != 0 {
 		t.Fatalf("a write that only reorders the conditions was sent")
 	}
+}
+
+// statusWritesSent passes Helm's status write u through the status wrapper over a cache holding
+// live, and counts the writes that reach the API server.
+func statusWritesSent(t *testing.T, live, u *unstructured.Unstructured) int {
+	t.Helper()
+	w := &countingStatus{}
+	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil)}
+	if err := sw.Update(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return w.updates
 }
 
 // updateRecorder records the resource updates that reach the API server; it holds a source
