@@ -50,7 +50,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		cur := suite.Get(cr)
 		Expect(kube.Condition(cur, "Stalled")).To(Equal("True/BindingNotAllowed"))
 		Expect(kube.StatusString(cur, "addon")).To(BeEmpty())
-		Expect(suite.Warnings(ns, cr.GetName())).To(ContainElement(ContainSubstring("BindingNotAllowed")))
+		Eventually(func() []string { return suite.Warnings(ns, cr.GetName()) }).Should(ContainElement(ContainSubstring("BindingNotAllowed")))
 		Expect(suite.Secret(ns, "postgresql-secrets")).To(BeNil(), "no credentials published")
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
 		Expect(calls.Route("GET /v2/organisations/{ownerId}/addons/{addonId}/env")).To(BeZero(), "the add-on's credentials are never read")

@@ -79,7 +79,7 @@ var _ = Describe("cellar buckets", func() {
 			HaveKeyWithValue("BUCKET_URL", "https://"+env["CELLAR_ADDON_HOST"]+"/"+name),
 			HaveKeyWithValue("CELLAR_ADDON_KEY_ID", env["CELLAR_ADDON_KEY_ID"]),
 			HaveKeyWithValue("CELLAR_ADDON_KEY_SECRET", env["CELLAR_ADDON_KEY_SECRET"])))
-		Expect(suite.Events(b)).To(ContainElement("Normal BucketCreated"))
+		Eventually(func() []string { return suite.Events(b) }).Should(ContainElement("Normal BucketCreated"))
 
 		// Versioning off is a suspension (S3 keeps the versions); the policy goes.
 		suite.Mutate(b, func(live *unstructured.Unstructured) {
@@ -96,7 +96,7 @@ var _ = Describe("cellar buckets", func() {
 		Eventually(func() bool { return suite.Get(b) == nil }, 30*time.Second).Should(BeTrue())
 		Expect(s3.BucketExists(name)).To(BeTrue(), "never deleted silently")
 		Expect(s3.Objects(name)).To(Equal(1))
-		Expect(suite.EventsByName(ns, "CellarBucket", "assets")).To(ContainElement("Warning BucketKept"))
+		Eventually(func() []string { return suite.EventsByName(ns, "CellarBucket", "assets") }).Should(ContainElement("Warning BucketKept"))
 		Expect(s3.Requests("DELETE")).To(BeZero())
 	})
 
@@ -131,7 +131,7 @@ var _ = Describe("cellar buckets", func() {
 		suite.Annotate(full, map[string]string{"api.clever-cloud.com/delete-bucket-contents": "true"})
 		Eventually(func() bool { return suite.Get(full) == nil }, 30*time.Second).Should(BeTrue())
 		Expect(s3.BucketExists("uploads-" + ns)).To(BeFalse())
-		Expect(suite.EventsByName(ns, "CellarBucket", "uploads")).To(ContainElements("Normal BucketEmptied", "Normal BucketDeleted"))
+		Eventually(func() []string { return suite.EventsByName(ns, "CellarBucket", "uploads") }).Should(ContainElements("Normal BucketEmptied", "Normal BucketDeleted"))
 	})
 
 	It("waits for its Cellar, takes a Cellar add-on by id, and refuses a policy that is not JSON", func() {

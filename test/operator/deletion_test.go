@@ -124,7 +124,7 @@ var _ = Describe("deletion against the real API's answers", func() {
 		Eventually(suite.ReadyOf(mb), 60*time.Second).Should(Equal("True/Provisioned"))
 		Expect(slow.Addons(suite.OrgOf(ns))).To(HaveLen(1))
 		Expect(slow.CountsFor(suite.OrgOf(ns))["POST /v2/organisations/{ownerId}/addons"]).To(Equal(1), "the create that timed out was not sent again")
-		Expect(suite.EventsByName(ns, "", mb.GetName())).To(ContainElement("Warning ApiUnavailable"), "the first create did time out at the client")
+		Eventually(func() []string { return suite.EventsByName(ns, "", mb.GetName()) }).Should(ContainElement("Warning ApiUnavailable"), "the first create did time out at the client")
 		Expect(kube.SecretData(suite.Secret(ns, "metabase-secrets"))).To(HaveKey("METABASE_URL"))
 		Expect(k8s.Delete(ctx, mb)).To(Succeed())
 		Eventually(func() bool { return suite.Get(mb) == nil }, 30*time.Second).Should(BeTrue())

@@ -163,7 +163,7 @@ var _ = Describe("operator add-ons at v4", func() {
 		Eventually(func() int { return fake.OperatorCalls(realID)["version/update"] }, 20*time.Second).Should(Equal(1))
 		Eventually(func() string { return kube.StatusString(suite.Get(kc), "version") }, 20*time.Second).Should(Equal(target))
 		Expect(strOf(v4Info(kc), "version")).To(Equal(target))
-		Expect(suite.EventsByName(ns, "", kc.GetName())).To(ContainElement("Normal VersionUpdated"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", kc.GetName()) }).Should(ContainElement("Normal VersionUpdated"))
 
 		cur = suite.Get(kc)
 		Expect(unstructured.SetNestedField(cur.Object, "99.0.0", "spec", "version")).To(Succeed())
@@ -195,7 +195,7 @@ var _ = Describe("operator add-ons at v4", func() {
 		suite.Update(cur)
 		Eventually(func() string { return kube.StatusString(suite.Get(mb), "lastHandledRebuildAt") }, 20*time.Second).Should(Equal("b1"))
 		Consistently(func() map[string]int { return fake.OperatorCalls(realID) }, 2*time.Second).Should(And(HaveKeyWithValue("reboot", 1), HaveKeyWithValue("rebuild", 1)))
-		Expect(suite.EventsByName(ns, "", mb.GetName())).To(ContainElements("Normal AddonRebooted", "Normal AddonRebuilt"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", mb.GetName()) }).Should(ContainElements("Normal AddonRebooted", "Normal AddonRebuilt"))
 	})
 })
 

@@ -56,7 +56,7 @@ var _ = Describe("adoption and observe-only", func() {
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue())
-		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", cr.GetName()) }).Should(ContainElement("Normal AddonOrphaned"))
 		Expect(calls.Matching("DELETE")).To(BeZero())
 	})
 
@@ -102,7 +102,7 @@ var _ = Describe("adoption and observe-only", func() {
 		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue(), "ObserveOnly never deletes")
 		Expect(calls.Matching("DELETE")).To(BeZero())
-		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", cr.GetName()) }).Should(ContainElement("Normal AddonOrphaned"))
 	})
 
 	It("reports AddonNotFound for ObserveOnly when there is nothing to observe", func() {
@@ -128,7 +128,7 @@ var _ = Describe("deletion policy", func() {
 		Expect(k8s.Delete(ctx, suite.Get(cr))).To(Succeed())
 		Eventually(suite.GetOf(cr)).Should(BeNil())
 		Expect(kube.AddonExists(fake, id)).To(BeTrue())
-		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal AddonOrphaned"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", cr.GetName()) }).Should(ContainElement("Normal AddonOrphaned"))
 		Expect(suite.Secret(ns, "mongodb-secrets")).To(BeNil(), "the Secret goes with the resource")
 	})
 

@@ -152,7 +152,7 @@ var _ = Describe("prices", func() {
 		suite.Update(cur)
 		want := fmt.Sprintf("from xs_sml in par (%s EUR per 30 days) to s_sml in par (%s EUR per 30 days)", old30, new30)
 		Eventually(func() string { return strings.Join(suite.EventMessages(cr), "\n") }).Should(ContainSubstring(want))
-		Expect(suite.EventsByName(ns, "", cr.GetName())).To(ContainElement("Normal MigrationPrice"))
+		Eventually(func() []string { return suite.EventsByName(ns, "", cr.GetName()) }).Should(ContainElement("Normal MigrationPrice"))
 
 		Eventually(func() string { return kube.Condition(suite.Get(cr), "Migrating") }, 60*time.Second).Should(Equal("False/Migrated"))
 		Eventually(func() map[string]string { return price(cr) }).Should(And(

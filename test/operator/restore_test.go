@@ -232,7 +232,7 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		Eventually(suite.GetOf(first)).Should(BeNil())
 		Expect(kube.AddonExists(fake, id)).To(BeTrue())
 		Expect(calls.Matching("DELETE")).To(BeZero())
-		Expect(suite.EventsByName(ns, "PostgreSql", first.GetName())).To(ContainElement("Warning AddonOrphaned"))
+		Eventually(func() []string { return suite.EventsByName(ns, "PostgreSql", first.GetName()) }).Should(ContainElement("Warning AddonOrphaned"))
 		Expect(second.ReadyOf(copied)()).To(Equal("True/Provisioned"), "the second cluster still manages it")
 	})
 

@@ -351,7 +351,7 @@ var _ = Describe("rotation", func() {
 		hash2 := credentialsStatus(cr, "hash")
 		Expect(credentialsStatus(cr, "lastChangedAt")).NotTo(Equal(changed1))
 		Expect(suite.Secret(ns, secretName).Annotations).To(HaveKeyWithValue("api.clever-cloud.com/credentials-hash", hash2))
-		Expect(suite.Events(cr)).To(ContainElement("Normal CredentialsUpdated"))
+		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal CredentialsUpdated"))
 		Eventually(func() string { return credentialsStatus(cr, "rolledOutHash") }, 10*time.Second).Should(Equal(hash2))
 		key := "credentials.api.clever-cloud.com/" + secretName
 		Expect(podTemplateAnnotations(ns, "by-annotation")).To(HaveKeyWithValue(key, hash2))
@@ -390,7 +390,7 @@ var _ = Describe("rotation", func() {
 		Expect(after["CELLAR_ADDON_KEY_SECRET"]).To(Equal(addonEnv(cel)["CELLAR_ADDON_KEY_SECRET"]))
 		Expect(calls.Matching(clevercloud.RouteCellarRenew)).To(Equal(1))
 		Eventually(func() string { return credentialsStatus(cel, "lastRotationRequest") }).Should(Equal("2026-11-22T08:00:00Z"))
-		Expect(suite.Events(cel)).To(ContainElement("Normal CredentialsRotated"))
+		Eventually(func() []string { return suite.Events(cel) }).Should(ContainElement("Normal CredentialsRotated"))
 
 		suite.Annotate(pg, map[string]string{"api.clever-cloud.com/rotate-requested-at": "now"})
 		Eventually(func() []string { return suite.Events(pg) }).Should(ContainElement("Warning RotationNotSupported"))
