@@ -101,7 +101,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 	if err != nil {
 		return fmt.Errorf("helm reconciler for %s: %w", w.GroupVersionKind, err)
 	}
-	return r.SetupWithManager(mgr)
+	return r.SetupWithManager(statusBlind(mgr, w.GroupVersionKind))
 }
 
 // settings are the reconciler settings of one watches.yaml entry.

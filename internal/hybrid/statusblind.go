@@ -1,0 +1,118 @@
+package hybrid
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// statusBlind returns mgr as the Helm reconciler of kind gvk sees it: a manager whose cache
+// does not pass it the updates of its own resources that change only their status.
+//
+// helm-operator-plugins v0.9.1 watches its resources with no predicate but the selector, and
+// offers no option to add one: every status write, the engine's and Helm's own, woke the Helm
+// side for a reconcile that reads the release and changes nothing. What the Helm side renders
+// comes from the spec, the metadata (pause, selector labels, finalizers, deletion) and the
+// source Secret, whose writes wake it through the owned-Secret watch and sourceWatch; a
+// status holds nothing it reads. Creations, deletions, the informer's periodic resyncs (same
+// resourceVersion) and every other update still pass; the engine's watch of the same informer
+// is not affected (only handlers added through this cache are filtered).
+func statusBlind(mgr ctrl.Manager, gvk schema.GroupVersionKind) ctrl.Manager {
+	return &statusBlindManager{Manager: mgr, cache: &statusBlindCache{Cache: mgr.GetCache(), gvk: gvk}}
+}
+
+type statusBlindManager struct {
+	ctrl.Manager
+	cache cache.Cache
+}
+
+func (m *statusBlindManager) GetCache() cache.Cache { return m.cache }
+
+type statusBlindCache struct {
+	cache.Cache
+	gvk schema.GroupVersionKind
+}
+
+// GetInformer filters the informer of the resources of c.gvk; any other is returned as is.
+func (c *statusBlindCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	i, err := c.Cache.GetInformer(ctx, obj, opts...)
+	if err != nil || obj.GetObjectKind().GroupVersionKind() != c.gvk {
+		return i, err
+	}
+	return statusBlindInformer{i}, nil
+}
+
+type statusBlindInformer struct{ cache.Informer }
+
+func (i statusBlindInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandler(statusBlindHandler{h})
+}
+
+func (i statusBlindInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithResyncPeriod(statusBlindHandler{h}, d)
+}
+
+func (i statusBlindInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithOptions(statusBlindHandler{h}, o)
+}
+
+type statusBlindHandler struct {
+	toolscache.ResourceEventHandler
+}
+
+func (h statusBlindHandler) OnUpdate(oldObj, newObj any) {
+	if statusOnly(oldObj, newObj) {
+		return
+	}
+	h.ResourceEventHandler.OnUpdate(oldObj, newObj)
+}
+
+// statusOnly says whether an update of a resource changed its status and nothing else but
+// the bookkeeping of every write (resourceVersion, managedFields). Anything it cannot
+// compare, and a resync (same resourceVersion), is not status-only.
+func statusOnly(oldObj, newObj any) bool {
+	o, ok := oldObj.(*unstructured.Unstructured)
+	if !ok {
+		return false
+	}
+	n, ok := newObj.(*unstructured.Unstructured)
+	if !ok || o.GetResourceVersion() == n.GetResourceVersion() {
+		return false
+	}
+	return sameExcept(o.Object, n.Object, func(k string) bool { return k == "status" || k == "metadata" }) &&
+		sameExcept(metadataOf(o), metadataOf(n), func(k string) bool { return k == "resourceVersion" || k == "managedFields" })
+}
+
+func metadataOf(u *unstructured.Unstructured) map[string]any {
+	m, _ := u.Object["metadata"].(map[string]any)
+	return m
+}
+
+// sameExcept says whether a and b hold the same fields, those skip names aside.
+func sameExcept(a, b map[string]any, skip func(string) bool) bool {
+	for k, v := range a {
+		if skip(k) {
+			continue
+		}
+		w, ok := b[k]
+		if !ok || !equality.Semantic.DeepEqual(v, w) {
+			return false
+		}
+	}
+	for k := range b {
+		if skip(k) {
+			continue
+		}
+		if _, ok := a[k]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package hybrid
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+)
+
+// cr is a resource as the cache holds it after a write: resourceVersion rv.
+func cr(rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+		"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": rv, "generation": int64(1),
+			"finalizers":    []any{"api.clever-cloud.com/postgresql", "uninstall-helm-release"},
+			"managedFields": []any{map[string]any{"manager": "a"}}},
+		"spec":   map[string]any{"instance": map[string]any{"plan": "dev"}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}},
+	}}
+	return u
+}
+
+// TestStatusOnly: an update that changes the status (and the bookkeeping of every write) is
+// status-only; one that changes anything the Helm side renders or acts on is not, nor is a
+// resync (same resourceVersion) or an object it cannot read.
+func TestStatusOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(u *unstructured.Unstructured)
+		want   bool
+	}{
+		{"a condition changed", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, []any{map[string]any{"type": "Ready", "status": "True"}}, "status", "conditions")
+		}, true},
+		{"status.addon added, managedFields changed", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"manager": "b"}}, "metadata", "managedFields")
+		}, true},
+		{"status removed", func(u *unstructured.Unstructured) { delete(u.Object, "status") }, true},
+		{"the spec", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "xs", "spec", "instance", "plan")
+		}, false},
+		{"the generation", func(u *unstructured.Unstructured) { u.SetGeneration(2) }, false},
+		{"an annotation (pause)", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{addon.AnnotationPaused: "true"})
+		}, false},
+		{"a label (selector)", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"shard": "a"}) }, false},
+		{"a finalizer removed", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"uninstall-helm-release"}) }, false},
+		{"deletion", func(u *unstructured.Unstructured) {
+			now := metav1.Now()
+			u.SetDeletionTimestamp(&now)
+		}, false},
+		{"a new top-level field", func(u *unstructured.Unstructured) { u.Object["data"] = "x" }, false},
+		{"a top-level field removed", func(u *unstructured.Unstructured) { delete(u.Object, "spec") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := cr("2")
+			tc.change(n)
+			if got := statusOnly(cr("1"), n); got != tc.want {
+				t.Fatalf("statusOnly %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if statusOnly(cr("1"), cr("1")) {
+		t.Fatal("a resync (same resourceVersion) is status-only")
+	}
+	if statusOnly(&corev1.Secret{}, &corev1.Secret{}) {
+		t.Fatal("a typed object is status-only")
+	}
+}
+
+// TestStatusBlindCacheFiltersOnlyItsKind: the Helm side's handler on its own kind's informer
+// (added as controller-runtime's source.Kind adds it) misses status-only updates and gets
+// every other event; a handler on another informer (its owned Secrets) gets them all.
+func TestStatusBlindCacheFiltersOnlyItsKind(t *testing.T) {
+	kind := &addon.Kinds[0]
+	inner := &recordingCache{informers: map[string]*recordingInformer{}}
+	c := &statusBlindCache{Cache: inner, gvk: kind.GVK}
+
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(kind.GVK)
+	own := &countingHandler{}
+	i, err := c.GetInformer(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := i.AddEventHandlerWithOptions(own, toolscache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	other := &countingHandler{}
+	j, err := c.GetInformer(context.Background(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.AddEventHandler(other); err != nil {
+		t.Fatal(err)
+	}
+
+	statusWrite := cr("2")
+	_ = unstructured.SetNestedField(statusWrite.Object, "addon_1", "status", "addon")
+	specWrite := cr("3")
+	_ = unstructured.SetNestedField(specWrite.Object, "xs", "spec", "instance", "plan")
+	for _, h := range inner.handlers() {
+		h.OnAdd(cr("1"), false)
+		h.OnUpdate(cr("1"), statusWrite)
+		h.OnUpdate(statusWrite, specWrite)
+		h.OnUpdate(specWrite, specWrite) // resync
+		h.OnDelete(specWrite)
+	}
+	if own.adds != 1 || own.updates != 2 || own.deletes != 1 {
+		t.Fatalf("the Helm side's handler saw %d adds, %d updates, %d deletes; want 1, 2 (spec, resync), 1", own.adds, own.updates, own.deletes)
+	}
+	if other.adds != 1 || other.updates != 3 || other.deletes != 1 {
+		t.Fatalf("another informer's handler saw %d adds, %d updates, %d deletes; want 1, 3, 1", other.adds, other.updates, other.deletes)
+	}
+}
+
+type recordingCache struct {
+	cache.Cache
+	informers map[string]*recordingInformer
+}
+
+func (c *recordingCache) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	k := obj.GetObjectKind().GroupVersionKind().String()
+	if c.informers[k] == nil {
+		c.informers[k] = &recordingInformer{}
+	}
+	return c.informers[k], nil
+}
+
+func (c *recordingCache) handlers() []toolscache.ResourceEventHandler {
+	var hs []toolscache.ResourceEventHandler
+	for _, i := range c.informers {
+		hs = append(hs, i.handlers...)
+	}
+	return hs
+}
+
+type recordingInformer struct {
+	cache.Informer
+	handlers []toolscache.ResourceEventHandler
+}
+
+func (i *recordingInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	i.handlers = append(i.handlers, h)
+	return nil, nil
+}
+
+func (i *recordingInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, _ toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandler(h)
+}
+
+type countingHandler struct{ adds, updates, deletes int }
+
+func (h *countingHandler) OnAdd(any, bool)   { h.adds++ }
+func (h *countingHandler) OnUpdate(any, any) { h.updates++ }
+func (h *countingHandler) OnDelete(any)      { h.deletes++ }
