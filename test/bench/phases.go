@@ -343,9 +343,11 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		return err
 	}
 	// settle is how many periods a restarted operator runs before its window: the engine's
-	// two, so that each resource has had its first backups read (a one-time status write of
-	// its first status.backups, and the Helm reconcile that write wakes) before the window,
-	// which then measures the steady state; the Helm side's one.
+	// three, so that each resource has had its first backups read (its second refresh, at up
+	// to 2.2 periods with the jitter: a one-time status write of its first status.backups)
+	// and the Helm side has reconciled every resource once after the restart (a real dry-run
+	// each, minutes at 1,000) before the window, which then measures the steady state; the
+	// Helm side's one.
 	measure := func(what string, settle int, args ...string) (cpuPct float64, calls int, err error) {
 		step(fmt.Sprintf("P3: operator restarted with %s", what))
 		if err := b.op.Stop(10 * time.Second); err != nil {
@@ -371,7 +373,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		}
 		return 100 * cpu.Seconds() / b.c.idleWindow.Seconds(), calls, nil
 	}
-	engCPU, calls, err := measure(fmt.Sprintf("--resync-period=%s (Helm at its default %s)", b.c.resync, helmDefault), 2, "--resync-period="+b.c.resync.String())
+	engCPU, calls, err := measure(fmt.Sprintf("--resync-period=%s (Helm at its default %s)", b.c.resync, helmDefault), 3, "--resync-period="+b.c.resync.String())
 	if err != nil {
 		return err
 	}
