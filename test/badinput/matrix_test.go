@@ -399,7 +399,7 @@ var _ = Describe("bad input the API server accepts", func() {
 			cleanup: func(c *caseCtx, obj *unstructured.Unstructured) {
 				suite.Annotate(obj, map[string]string{"api.clever-cloud.com/skip-deprovision": "true"})
 				Eventually(func() *unstructured.Unstructured { return suite.Get(obj) }).Should(BeNil(), "released by the escape hatch")
-				Eventually(func() []string { return suite.Events(obj) }).Should(ContainElement("Warning AddonLeftBehind"))
+				Eventually(suite.EventsOf(obj)).Should(ContainElement("Warning AddonLeftBehind"))
 			},
 		}),
 		Entry("63-character name, the longest allowed (control: Ready)", engineCase{

@@ -79,7 +79,7 @@ var _ = Describe("cellar buckets", func() {
 			HaveKeyWithValue("BUCKET_URL", "https://"+env["CELLAR_ADDON_HOST"]+"/"+name),
 			HaveKeyWithValue("CELLAR_ADDON_KEY_ID", env["CELLAR_ADDON_KEY_ID"]),
 			HaveKeyWithValue("CELLAR_ADDON_KEY_SECRET", env["CELLAR_ADDON_KEY_SECRET"])))
-		Eventually(func() []string { return suite.Events(b) }).Should(ContainElement("Normal BucketCreated"))
+		Eventually(suite.EventsOf(b)).Should(ContainElement("Normal BucketCreated"))
 
 		// Versioning off is a suspension (S3 keeps the versions); the policy goes.
 		suite.Mutate(b, func(live *unstructured.Unstructured) {

@@ -198,8 +198,8 @@ var _ = Describe("every kind, end to end", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("False/SecretConflict"))
 		Expect(kube.SecretData(suite.Secret(ns, "mongodb-secrets"))).To(Equal(map[string]string{"MINE": "yes"}))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal AddonCreated"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning SecretConflict"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal AddonCreated"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning SecretConflict"))
 		Expect(suite.Secret(ns, "mongodb-secrets").Labels).To(BeEmpty(), "no label of ours was put on it")
 	})
 })
@@ -226,7 +226,7 @@ var _ = Describe("idempotency and adoption", func() {
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
 		Expect(kube.StatusString(suite.Get(cr), "addon")).To(Equal(pre.ID))
 		Expect(addonsNamed(addonName(cur))).To(HaveLen(1))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal AddonAdopted"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal AddonAdopted"))
 	})
 
 	It("looks a brand-new resource up by name only once an earlier pass may have created its add-on", func() {
@@ -279,7 +279,7 @@ var _ = Describe("API failures", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(suite.ReadyOf(cr)).Should(Equal("False/InvalidCredentials"))
 		Expect(kube.Condition(suite.Get(cr), "Stalled")).To(Equal("True/InvalidCredentials"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning InvalidCredentials"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning InvalidCredentials"))
 		msg := kube.ConditionMessage(suite.Get(cr), "Ready")
 		Expect(msg).NotTo(ContainSubstring("wrong"), "no credential in status")
 
@@ -311,7 +311,7 @@ var _ = Describe("API failures", func() {
 		// Cleared at once, before the client's circuit (shared with the other specs) opens; the
 		// engine's own retry then succeeds and drops the condition.
 		suite.ClearOwnerFault(ns)
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning ApiUnavailable"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning ApiUnavailable"))
 		Eventually(func() string { return kube.Condition(suite.Get(cr), "Synced") }, 30*time.Second).Should(BeEmpty())
 		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
 	})

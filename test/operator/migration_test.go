@@ -43,7 +43,7 @@ var _ = Describe("switching from the Rust operator", func() {
 		Expect(kube.StatusString(suite.Get(cr), "addon")).To(Equal(pre.ID))
 		Expect(addonsNamed(addonName(cur))).To(HaveLen(1))
 		Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, "redis-secrets")) }).Should(Equal(envMap(fake.Env(pre.ID))))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElements("Normal AddonAdopted", "Normal SecretAdopted"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElements("Normal AddonAdopted", "Normal SecretAdopted"))
 	})
 })
 
@@ -71,7 +71,7 @@ var _ = Describe("periodic refresh", func() {
 		// within about 10 s at 3 s periods, 40 s allowed for a loaded machine.
 		Eventually(func() string { return kube.SecretData(suite.Secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 40*time.Second).
 			Should(Equal("rotated-password-0123456789"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal CredentialsUpdated"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal CredentialsUpdated"))
 
 		// Refreshes keep reading (other specs' resources share this manager and its short
 		// period, so per-resource economy is asserted by the forced-refresh spec instead).
@@ -89,7 +89,7 @@ var _ = Describe("periodic refresh", func() {
 		Expect(fake.DeleteAddonOutOfBand(suite.OrgOf(ns), id)).To(Succeed())
 		Eventually(func() string { return kube.StatusString(suite.Get(cr), "addon") }, 30*time.Second).ShouldNot(Equal(id))
 		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning AddonMissing"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning AddonMissing"))
 		Expect(addonsNamed(addonName(suite.Get(cr)))).To(HaveLen(1))
 	})
 })
@@ -112,6 +112,6 @@ var _ = Describe("drift", func() {
 		Eventually(func() string { return kube.Condition(suite.Get(cr), "Drifted") }, 30*time.Second).Should(Equal("True/PlanDrift"))
 		Expect(kube.ConditionMessage(suite.Get(cr), "Drifted")).To(ContainSubstring("xs_sml"))
 		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning PlanDrift"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning PlanDrift"))
 	})
 })

@@ -85,7 +85,7 @@ var _ = Describe("network groups", func() {
 			v, _, _ := unstructured.NestedSlice(suite.Get(ng).Object, "status", "members")
 			return v
 		}, 20*time.Second).Should(ContainElement(HaveKeyWithValue("id", member)))
-		Eventually(func() []string { return suite.Events(rd) }).Should(ContainElement("Normal NetworkGroupJoined"))
+		Eventually(suite.EventsOf(rd)).Should(ContainElement("Normal NetworkGroupJoined"))
 
 		// Leaving: the entry goes, the member goes, the key goes.
 		suite.Mutate(rd, func(live *unstructured.Unstructured) {
@@ -97,7 +97,7 @@ var _ = Describe("network groups", func() {
 		_, found, _ := unstructured.NestedSlice(suite.Get(rd).Object, "status", "networkGroups")
 		Expect(found).To(BeFalse())
 		Expect(suite.ReadyOf(rd)()).To(Equal("True/Provisioned"))
-		Eventually(func() []string { return suite.Events(rd) }).Should(ContainElement("Normal NetworkGroupLeft"))
+		Eventually(suite.EventsOf(rd)).Should(ContainElement("Normal NetworkGroupLeft"))
 
 		// Joining by id, a group made elsewhere (here, the same one).
 		suite.Mutate(rd, func(live *unstructured.Unstructured) {

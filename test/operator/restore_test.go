@@ -214,7 +214,7 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		taken := second.Get(copied)
 		Expect(kube.StatusString(taken, "addon")).To(Equal(id), "the same add-on")
 		Expect(nameAtFake(id)).To(Equal(addonName(taken)), "renamed after the resource that took it back")
-		Eventually(func() []string { return second.Events(taken) }).Should(ContainElement("Normal AddonTakenOver"))
+		Eventually(second.EventsOf(taken)).Should(ContainElement("Normal AddonTakenOver"))
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero())
 
 		// The first cluster's resource sees it at its next read of the add-on (refreshed every

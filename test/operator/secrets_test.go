@@ -134,7 +134,7 @@ var _ = Describe("Secret shaping (spec.secret)", func() {
 		Expect(kube.Condition(live, "Stalled")).To(Equal("True/SecretTemplateInvalid"))
 		Expect(kube.ConditionMessage(live, "Ready")).To(ContainSubstring("spec.secret.templates[DATABASE_URL]"))
 		Expect(kube.ConditionMessage(live, "Ready")).To(ContainSubstring("POSTGRESQL_ADDON_USERNAME"))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Warning SecretTemplateInvalid"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning SecretTemplateInvalid"))
 		Consistently(func() string { return suite.Secret(ns, cr.GetName()+"-secrets").ResourceVersion }, 2*time.Second).Should(Equal(before.ResourceVersion))
 
 		setSecretSpec(cr, map[string]any{"templates": map[string]any{"DATABASE_URL": "postgresql://{{ .POSTGRESQL_ADDON_USER }}@{{ .POSTGRESQL_ADDON_HOST }}"}})
@@ -351,7 +351,7 @@ var _ = Describe("rotation", func() {
 		hash2 := credentialsStatus(cr, "hash")
 		Expect(credentialsStatus(cr, "lastChangedAt")).NotTo(Equal(changed1))
 		Expect(suite.Secret(ns, secretName).Annotations).To(HaveKeyWithValue("api.clever-cloud.com/credentials-hash", hash2))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal CredentialsUpdated"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal CredentialsUpdated"))
 		Eventually(func() string { return credentialsStatus(cr, "rolledOutHash") }, 10*time.Second).Should(Equal(hash2))
 		key := "credentials.api.clever-cloud.com/" + secretName
 		Expect(podTemplateAnnotations(ns, "by-annotation")).To(HaveKeyWithValue(key, hash2))
@@ -363,7 +363,7 @@ var _ = Describe("rotation", func() {
 		releases := &corev1.SecretList{}
 		Expect(k8s.List(ctx, releases, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "postgresql-" + cr.GetName()})).To(Succeed())
 		Expect(len(releases.Items)).To(And(BeNumerically(">=", 1), BeNumerically("<=", 2)))
-		Eventually(func() []string { return suite.Events(cr) }).Should(ContainElement("Normal RolloutTriggered"))
+		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal RolloutTriggered"))
 		// The binding Secret follows.
 		Expect(kube.SecretData(suite.Secret(ns, secretName+"-binding"))["password"]).To(Equal("rotated-Pa55word-value"))
 	})
@@ -390,10 +390,10 @@ var _ = Describe("rotation", func() {
 		Expect(after["CELLAR_ADDON_KEY_SECRET"]).To(Equal(addonEnv(cel)["CELLAR_ADDON_KEY_SECRET"]))
 		Expect(calls.Matching(clevercloud.RouteCellarRenew)).To(Equal(1))
 		Eventually(func() string { return credentialsStatus(cel, "lastRotationRequest") }).Should(Equal("2026-11-22T08:00:00Z"))
-		Eventually(func() []string { return suite.Events(cel) }).Should(ContainElement("Normal CredentialsRotated"))
+		Eventually(suite.EventsOf(cel)).Should(ContainElement("Normal CredentialsRotated"))
 
 		suite.Annotate(pg, map[string]string{"api.clever-cloud.com/rotate-requested-at": "now"})
-		Eventually(func() []string { return suite.Events(pg) }).Should(ContainElement("Warning RotationNotSupported"))
+		Eventually(suite.EventsOf(pg)).Should(ContainElement("Warning RotationNotSupported"))
 		Eventually(func() string { return credentialsStatus(pg, "lastRotationRequest") }).Should(Equal("now"))
 		Expect(kube.SecretData(suite.Secret(ns, pg.GetName()+"-secrets"))).To(Equal(pgBefore))
 		Expect(suite.ReadyOf(pg)()).To(Equal("True/Provisioned"))

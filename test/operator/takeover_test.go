@@ -114,7 +114,7 @@ var _ = Describe("switching from the Rust operator, every kind it managed", func
 			Eventually(func() types.UID { return suite.Secret(ns, cr.GetName()+"-secrets").UID }).Should(Equal(w.secretUID), "%s: the Secret kept, not re-created", cr.GetKind())
 			Eventually(func() map[string]string { return kube.SecretData(suite.Secret(ns, cr.GetName()+"-secrets")) }).Should(Equal(w.data), cr.GetKind())
 			Expect(suite.Secret(ns, cr.GetName()+"-secrets").Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"), "%s: taken over by Helm", cr.GetKind())
-			Eventually(func() []string { return suite.Events(cur) }).Should(ContainElement("Normal SecretAdopted"), cr.GetKind())
+			Eventually(suite.EventsOf(cur)).Should(ContainElement("Normal SecretAdopted"), cr.GetKind())
 		}
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "no add-on created")
 		Expect(calls.Matching("DELETE")).To(BeZero(), "no add-on deleted")
