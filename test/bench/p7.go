@@ -53,6 +53,13 @@ type P7 struct {
 	// LastCreate is when (since the first create) the last add-on was created at the fake.
 	LastCreate     float64 `json:"lastCreateSeconds"`
 	AddonGetsTotal int     `json:"addonGets"`
+	// Where the machine's cores went from the first create to the last add-on created (the
+	// span that, with the provisioning delay, makes ReadySeconds): CPU seconds by process
+	// ("bench" is this process: its creates, its watch and the fake) and the share of the
+	// machine's cores busy (100: all of them, the whole span).
+	CreatesWindow float64            `json:"createsWindowSeconds,omitempty"`
+	CreatesCPU    map[string]float64 `json:"createsCPUSeconds,omitempty"`
+	CreatesBusy   float64            `json:"createsMachineBusyPercent,omitempty"`
 }
 
 // Bucket is one bar of a histogram.
@@ -153,6 +160,10 @@ func (b *bench) p7(ctx context.Context) error {
 		return err
 	}
 	defer w.Stop()
+	pids := harness.ChildPIDs("kube-apiserver", "etcd")
+	pids["operator"], pids["bench"] = b.op.PID(), os.Getpid()
+	cpu := sampleCPU(pids, 250*time.Millisecond)
+	defer cpu.stop()
 	t0 := time.Now()
 	if c.p7APIServerProfile != "" {
 		go b.profileAPIServer(ctx, c.p7APIServerProfile, 15*time.Second)
@@ -214,6 +225,8 @@ func (b *bench) p7(ctx context.Context) error {
 			p.LastProvisionedRead = max(p.LastProvisionedRead, ts[len(ts)-1].Sub(t0).Seconds())
 		}
 	}
+	p.CreatesWindow = p.LastCreate
+	p.CreatesCPU, p.CreatesBusy = cpu.over(t0, t0.Add(time.Duration(p.LastCreate*float64(time.Second))))
 	b.res.P7 = p
 	fmt.Printf("    P7: %.2f API calls per resource; all Ready %.1fs after the first create (provisioning delay %s); peak %d requests/s, mean %.1f\n",
 		p.PerResource, p.ReadySeconds, c.p7Delay, p.PeakPerSecond, p.MeanPerSecond)
@@ -285,6 +298,98 @@ func printP7(p *P7) {
 	fmt.Printf("\n  age of the add-on at the read that found it provisioned: min %.1fs, p50 %.1fs, p95 %.1fs, max %.1fs; the last such read %.1fs after the first apply (last add-on created at %.1fs, all Ready at %.1fs)\n",
 		p.ReadyAge["min"], p.ReadyAge["p50"], p.ReadyAge["p95"], p.ReadyAge["max"], p.LastProvisionedRead, p.LastCreate, p.ReadySeconds)
 	fmt.Printf("  requests/s while creating and waiting: peak %d, mean %.1f\n", p.PeakPerSecond, p.MeanPerSecond)
+	if len(p.CreatesCPU) > 0 {
+		names := slices.Sorted(maps.Keys(p.CreatesCPU))
+		sort.SliceStable(names, func(i, j int) bool { return p.CreatesCPU[names[i]] > p.CreatesCPU[names[j]] })
+		fmt.Printf("  CPU from the first create to the last add-on created (%.1fs; machine %.0f %% busy):", p.CreatesWindow, p.CreatesBusy)
+		for _, n := range names {
+			fmt.Printf(" %s %.1fs", n, p.CreatesCPU[n])
+		}
+		fmt.Println()
+	}
+}
+
+// cpuSampler samples, every interval, the CPU time of some processes and of the machine.
+type cpuSampler struct {
+	pids    map[string]int
+	mu      sync.Mutex
+	samples []cpuSample
+	done    chan struct{}
+	once    sync.Once
+}
+
+type cpuSample struct {
+	at          time.Time
+	procs       map[string]time.Duration
+	busy, total time.Duration
+}
+
+func sampleCPU(pids map[string]int, every time.Duration) *cpuSampler {
+	s := &cpuSampler{pids: pids, done: make(chan struct{})}
+	s.take()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.take()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *cpuSampler) take() {
+	c := cpuSample{at: time.Now(), procs: map[string]time.Duration{}}
+	for name, pid := range s.pids {
+		if pid == 0 {
+			continue
+		}
+		if d, err := harness.ProcessCPUTime(pid); err == nil {
+			c.procs[name] = d
+		}
+	}
+	c.busy, c.total, _ = harness.MachineCPU()
+	s.mu.Lock()
+	s.samples = append(s.samples, c)
+	s.mu.Unlock()
+}
+
+func (s *cpuSampler) stop() { s.once.Do(func() { close(s.done) }) }
+
+// over returns the CPU seconds each process used between the last sample at or before from
+// and the first at or after to, and the share of the machine's cores busy then (nil, 0 when
+// the samples do not cover it).
+func (s *cpuSampler) over(from, to time.Time) (map[string]float64, float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, z := -1, -1
+	for i, c := range s.samples {
+		if !c.at.After(from) {
+			a = i
+		}
+		if z < 0 && !c.at.Before(to) {
+			z = i
+		}
+	}
+	if a < 0 || z <= a {
+		return nil, 0
+	}
+	first, last := s.samples[a], s.samples[z]
+	out := map[string]float64{}
+	for name, d := range last.procs {
+		if d0, ok := first.procs[name]; ok {
+			out[name] = (d - d0).Seconds()
+		}
+	}
+	busy := 0.0
+	if dt := last.total - first.total; dt > 0 {
+		busy = 100 * float64(last.busy-first.busy) / float64(dt)
+	}
+	return out, busy
 }
 
 // profileAPIServer writes a CPU profile of kube-apiserver (its /debug/pprof, read as the

@@ -279,21 +279,11 @@ func (op *Operator) CPUTime() (time.Duration, error) {
 
 // ProcessCPUTime reads utime+stime of pid from /proc/<pid>/stat.
 func ProcessCPUTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	s := string(b)
-	// The command name (field 2) is in parentheses and may contain spaces.
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	f := strings.Fields(s[i+1:])
 	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
