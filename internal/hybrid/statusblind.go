@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -11,10 +12,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // statusBlind returns mgr as the Helm reconciler of kind gvk sees it: a manager whose cache
-// does not pass it the updates of its own resources that change only their status.
+// does not pass it the updates of its own resources that change only their status, and
+// which gives its controller the operator's work queue (Add).
 //
 // helm-operator-plugins v0.9.1 watches its resources with no predicate but the selector, and
 // offers no option to add one: every status write, the engine's and Helm's own, woke the Helm
@@ -34,6 +39,32 @@ type statusBlindManager struct {
 }
 
 func (m *statusBlindManager) GetCache() cache.Cache { return m.cache }
+
+// Add gives the controller the Helm reconciler adds the operator's work queue (internal/queue:
+// its metrics ticker at 10 s, not 500 ms), as the engine's controllers get it through
+// controller.Options.NewQueue. helm-operator-plugins v0.9.1 builds its controller with
+// controller-runtime's default queue and takes no option for it; the controller keeps its
+// queue constructor in an exported field, NewQueue, called when the manager starts it, so it
+// is set here, before. A runnable without that field (or of another type) is added as is.
+func (m *statusBlindManager) Add(r manager.Runnable) error {
+	setNewQueue(r)
+	return m.Manager.Add(r)
+}
+
+// setNewQueue sets r's NewQueue field to queue.New; false when r has no such field.
+func setNewQueue(r any) bool {
+	v := reflect.ValueOf(r)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f := v.Elem().FieldByName("NewQueue")
+	nq := reflect.ValueOf(queue.New[ctrl.Request])
+	if !f.IsValid() || !f.CanSet() || f.Type() != nq.Type() {
+		return false
+	}
+	f.Set(nq)
+	return true
+}
 
 type statusBlindCache struct {
 	cache.Cache

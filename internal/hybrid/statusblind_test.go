@@ -2,16 +2,23 @@ package hybrid
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // cr is a resource as the cache holds it after a write: resourceVersion rv.
@@ -164,3 +171,48 @@ type countingHandler struct{ adds, updates, deletes int }
 func (h *countingHandler) OnAdd(any, bool)   { h.adds++ }
 func (h *countingHandler) OnUpdate(any, any) { h.updates++ }
 func (h *countingHandler) OnDelete(any)      { h.deletes++ }
+
+// addingManager records what is added to it; the rest of the manager is not used.
+type addingManager struct {
+	ctrl.Manager
+	added []manager.Runnable
+}
+
+func (m *addingManager) GetCache() cache.Cache { return nil }
+func (m *addingManager) GetControllerOptions() config.Controller {
+	return config.Controller{SkipNameValidation: ptr.To(true)}
+}
+func (m *addingManager) Add(r manager.Runnable) error { m.added = append(m.added, r); return nil }
+
+type nopReconciler struct{}
+
+func (nopReconciler) Reconcile(context.Context, ctrl.Request) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+// The controller helm-operator-plugins builds (controller.New, with no NewQueue) gets the
+// operator's queue through the Helm side's manager; any other runnable is added unchanged.
+func TestHelmControllerGetsTheOperatorsQueue(t *testing.T) {
+	inner := &addingManager{}
+	mgr := statusBlind(inner, addon.Kinds[0].GVK)
+	if _, err := controller.New("helm-queue-test", mgr, controller.Options{Reconciler: nopReconciler{}}); err != nil {
+		t.Fatal(err)
+	}
+	other := manager.RunnableFunc(func(context.Context) error { return nil })
+	if err := mgr.Add(other); err != nil {
+		t.Fatal(err)
+	}
+	if len(inner.added) != 2 {
+		t.Fatalf("%d runnables added, want 2", len(inner.added))
+	}
+	f := reflect.ValueOf(inner.added[0]).Elem().FieldByName("NewQueue")
+	if !f.IsValid() || f.IsNil() {
+		t.Fatalf("controller-runtime's controller has no NewQueue field set (%v)", f)
+	}
+	if got, want := f.Pointer(), reflect.ValueOf(queue.New[ctrl.Request]).Pointer(); got != want {
+		t.Fatal("the Helm side's controller kept controller-runtime's default queue")
+	}
+	if setNewQueue(other) || setNewQueue(nil) || setNewQueue(&struct{ NewQueue int }{}) {
+		t.Fatal("setNewQueue changed a runnable that has no controller queue")
+	}
+}

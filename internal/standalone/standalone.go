@@ -26,6 +26,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -162,6 +163,7 @@ func ControllerOptions() controller.Options {
 	return controller.Options{
 		MaxConcurrentReconciles: 2,
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute),
+		NewQueue:                queue.New[reconcile.Request],
 	}
 }
 
