@@ -7,8 +7,8 @@
 // 34 queues, 68 wake-ups a second on an idle operator, whose timers rarely fall together. On
 // the bench's machine such a wake-up costs about 0.2 ms of CPU (a Go program with nothing but
 // 34 staggered 500 ms tickers uses 1.6 % of a core; with them at 10 s, and the queues' 34
-// 10 s heartbeats, 0.17 %): most of the
-// CPU an idle operator with 1,000 Ready resources used (P3's baseline, docs/performance.md).
+// 10 s heartbeats, 0.17 %): most of the CPU an idle operator with 1,000 Ready resources used
+// (P3's baseline, docs/performance.md).
 // Prometheus reads the gauges every 15 s or more, so a 10 s refresh loses nothing anyone sees.
 //
 // The period comes in through the queue's clock (client-go has no option for it): Clock
@@ -36,7 +36,7 @@ func newQueue[T comparable](name string, rl workqueue.TypedRateLimiter[T], c clo
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[T]{Name: name, Clock: Clock{c}})
 }
 
-// Clock is a real clock whose tickers tick at most every MetricsPeriod.
+// Clock is the clock it wraps, except that its tickers tick at most every MetricsPeriod.
 type Clock struct{ clock.WithTicker }
 
 // NewTicker returns a ticker of d, or of MetricsPeriod when d is shorter.
