@@ -227,6 +227,12 @@ func run(args []string, stdout io.Writer) error {
 	if soft := operator.SetMemoryLimitFromCgroup(); soft > 0 {
 		log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset)", "bytes", soft, "ratio", operator.MemoryLimitRatio)
 	}
+	switch limit, advised, err := operator.ReadCodePageByPageUnderSmallLimit(); {
+	case err != nil:
+		log.Info("could not ask the kernel to read the executable page by page under the small memory limit; under memory pressure it may stall", "limitBytes", limit, "error", err.Error())
+	case advised > 0:
+		log.Info("small container memory limit: the executable's pages are read one at a time when the kernel reads them back (no read-around)", "limitBytes", limit, "belowBytes", operator.PageByPageBelow)
+	}
 	for _, n := range cfg.API.Notes() {
 		log.Info(n)
 	}
