@@ -82,6 +82,11 @@ type Footprint struct {
 	PeakAnonMiB float64 `json:"peakAnonMiB"`
 	PeakFileMiB float64 `json:"peakFileMiB"`
 	Samples     int     `json:"samples"`
+	// The small install's runs: the operator's major page faults (pages waited for from its
+	// executable's file) from its start to all Ready and while idle, and its CPU while idle.
+	MajorFaultsToReady int64   `json:"majorFaultsToReady,omitempty"`
+	IdleMajorFaults    int64   `json:"idleMajorFaults,omitempty"`
+	IdleCPUSeconds     float64 `json:"idleCpuSeconds,omitempty"`
 }
 
 // P5Small: a small install. A fresh operator process provisions -small-n resources (every kind
@@ -121,8 +126,8 @@ func (b *bench) p5small(ctx context.Context) error {
 	}
 	r := &P5Small{Resources: b.c.smallN, IdleSeconds: b.c.smallIdle.Seconds(), Footprint: fp, ReadySeconds: ready.Seconds(), LimitBytes: rustChartLimit}
 	b.res.P5Small = r
-	fmt.Printf("    P5 small: peak RSS %.1f MiB (anonymous peak %.1f MiB, executable pages peak %.1f MiB); now %.1f MiB (%.1f anonymous)\n",
-		fp.PeakRSSMiB, fp.PeakAnonMiB, fp.PeakFileMiB, fp.RSSMiB, fp.AnonMiB)
+	fmt.Printf("    P5 small: peak RSS %.1f MiB (anonymous peak %.1f MiB, executable pages peak %.1f MiB); now %.1f MiB (%.1f anonymous); major faults %d to Ready, %d idle (CPU %.2fs idle)\n",
+		fp.PeakRSSMiB, fp.PeakAnonMiB, fp.PeakFileMiB, fp.RSSMiB, fp.AnonMiB, fp.MajorFaultsToReady, fp.IdleMajorFaults, fp.IdleCPUSeconds)
 
 	step(fmt.Sprintf("P5 small: again in a memory cgroup limited to %d bytes (the Rust chart's 64M)", int64(rustChartLimit)))
 	cg, err := harness.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
@@ -151,6 +156,8 @@ func (b *bench) p5small(ctx context.Context) error {
 	r.Limited = lr
 	fmt.Printf("    limited: survived %v, Ready in %.1fs; cgroup peak %.1f MiB (anonymous now %.1f, page cache %.1f), limit hits %d, OOM kills %d, major faults %d\n",
 		lr.Survived, lr.ReadySeconds, st.PeakMiB, st.RSSMiB, st.CacheMiB, st.LimitHits, st.OOMKills, st.MajorFaults)
+	fmt.Printf("    limited: the operator's major faults %d to Ready, %d while idle %s (CPU %.2fs while idle)\n",
+		fp.MajorFaultsToReady, fp.IdleMajorFaults, b.c.smallIdle, fp.IdleCPUSeconds)
 	if ctx.Err() != nil {
 		return ctx.Err() // the bench is stopping
 	}
@@ -196,7 +203,11 @@ func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.D
 		err = harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, readyTimeout, harness.Exited(b.op))
 		ready = time.Since(t0)
 	}
+	var faultsReady, faultsIdle int64
+	var cpuIdle time.Duration
 	if err == nil {
+		faultsReady, _ = b.op.MajorFaults()
+		cpu0, _ := b.op.CPUTime()
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
@@ -204,11 +215,19 @@ func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.D
 			err = harness.Exited(b.op)()
 		case <-time.After(b.c.smallIdle):
 		}
+		if err == nil {
+			f, ferr := b.op.MajorFaults()
+			cpu1, cerr := b.op.CPUTime()
+			if ferr == nil && cerr == nil {
+				faultsIdle, cpuIdle = f-faultsReady, cpu1-cpu0
+			}
+		}
 	}
 	fp, ferr := s.Stop()
 	if err == nil {
 		err = ferr
 	}
+	fp.MajorFaultsToReady, fp.IdleMajorFaults, fp.IdleCPUSeconds = faultsReady, faultsIdle, cpuIdle.Seconds()
 	// Clean up with a running operator (the finalizers need one), out of the cgroup if the
 	// run under the limit failed.
 	if !b.op.Running() || (err != nil && ctx.Err() == nil) {

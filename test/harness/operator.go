@@ -292,6 +292,30 @@ func ProcessCPUTime(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clockTick, nil
 }
 
+// MajorFaults returns the major page faults of the current process so far (pages it waited
+// for the kernel to read from a file, such as its executable's after reclaim).
+func (op *Operator) MajorFaults() (int64, error) {
+	pid := op.PID()
+	if pid == 0 {
+		return 0, errors.New("operator not started")
+	}
+	return ProcessMajorFaults(pid)
+}
+
+// ProcessMajorFaults reads majflt of pid from /proc/<pid>/stat.
+func ProcessMajorFaults(pid int) (int64, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	// f[0] is field 3 (state); majflt is field 12.
+	n, err := strconv.ParseInt(f[9], 10, 64)
+	if err != nil {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	return n, nil
+}
+
 // Memory returns the current (VmRSS) and peak (VmHWM) resident set size of the current
 // process, in bytes.
 func (op *Operator) Memory() (rss, peak int64, err error) {

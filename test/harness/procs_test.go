@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -31,5 +33,28 @@ func TestMachineCPU(t *testing.T) {
 	}
 	if total <= 0 || busy <= 0 || busy > total {
 		t.Fatalf("busy %s of %s", busy, total)
+	}
+}
+
+// TestProcessMajorFaults reads this process's own count and checks it against getrusage's,
+// read before and after (a wrong field of /proc/<pid>/stat, such as the minor faults, falls
+// outside).
+func TestProcessMajorFaults(t *testing.T) {
+	var before, after syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &before); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ProcessMajorFaults(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &after); err != nil {
+		t.Fatal(err)
+	}
+	if got < before.Majflt || got > after.Majflt {
+		t.Fatalf("ProcessMajorFaults = %d; getrusage says %d before and %d after", got, before.Majflt, after.Majflt)
+	}
+	if _, err := ProcessMajorFaults(1 << 30); err == nil {
+		t.Fatal("no such process: want an error")
 	}
 }
