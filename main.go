@@ -225,7 +225,7 @@ func run(args []string, stdout io.Writer) error {
 	ctrl.SetLogger(logging.Capped(zap.New(zap.UseFlagOptions(zopts)), logging.MaxVerbosity))
 	log := ctrl.Log.WithName("setup")
 	if soft := operator.SetMemoryLimitFromCgroup(); soft > 0 {
-		log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset)", "bytes", soft, "ratio", operator.MemoryLimitRatio)
+		log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset)", "bytes", soft, "ratio", operator.MemoryLimitRatio, "codeReserveBytes", operator.CodeReserve)
 	}
 	switch limit, advised, err := operator.ReadCodePageByPageUnderSmallLimit(); {
 	case err != nil:

@@ -11,9 +11,33 @@ import (
 
 // MemoryLimitRatio is the share of the container's memory limit the Go runtime is asked to
 // stay under (its soft memory limit, GOMEMLIMIT) when GOMEMLIMIT is not set. The rest is for
-// what Go does not count: the executable's pages (about 40 MiB resident, clean: the kernel
-// drops and reads them again under pressure rather than kill) and the kernel's own charges.
+// what Go does not count: the executable's pages (about 50 MiB resident with room, clean: the
+// kernel drops and reads them again under pressure rather than kill) and the kernel's own
+// charges.
 const MemoryLimitRatio = 0.8
+
+// CodeReserve is what the soft memory limit leaves at least, under small limits, for the
+// executable's pages that are in use (read page by page under such limits:
+// ReadCodePageByPage). Under the Rust chart's 64M a small install runs in about 26 MiB of
+// page cache for its code; with 100 resources the Go heap grew to take that room (37 MiB at
+// a soft limit of 49 MiB) and the process thrashed on its code (43 of 100 Ready in 2
+// minutes); kept 32 MiB below the limit, all 100 were Ready in 26 s, for more GC work
+// (docs/performance.md, P5 small).
+const CodeReserve = 32 << 20
+
+// minSoftLimit is the lowest soft memory limit set: below it the Go collector would run
+// continuously for the live heap of even a small install.
+const minSoftLimit = 16 << 20
+
+// SoftMemoryLimit is the Go soft memory limit for a container memory limit: MemoryLimitRatio
+// of it, or less when that would leave under CodeReserve for the code (never under 16 MiB).
+func SoftMemoryLimit(limit int64) int64 {
+	soft := int64(float64(limit) * MemoryLimitRatio)
+	if r := limit - CodeReserve; r < soft {
+		soft = max(r, minSoftLimit)
+	}
+	return soft
+}
 
 // CgroupMemoryLimit returns the memory limit of the cgroup this process runs in (cgroup v2
 // memory.max or v1 memory.limit_in_bytes, under root, normally /sys/fs/cgroup), the smallest
@@ -65,9 +89,9 @@ func hasController(list, c string) bool {
 	return false
 }
 
-// SetMemoryLimitFromCgroup sets the Go runtime's soft memory limit to MemoryLimitRatio of the
-// cgroup's limit, unless GOMEMLIMIT is set or there is no limit. It returns the limit set (0:
-// none).
+// SetMemoryLimitFromCgroup sets the Go runtime's soft memory limit from the cgroup's limit
+// (SoftMemoryLimit), unless GOMEMLIMIT is set or there is no limit. It returns the limit set
+// (0: none).
 func SetMemoryLimitFromCgroup() int64 {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0
@@ -76,7 +100,7 @@ func SetMemoryLimitFromCgroup() int64 {
 	if !ok {
 		return 0
 	}
-	soft := int64(float64(limit) * MemoryLimitRatio)
+	soft := SoftMemoryLimit(limit)
 	debug.SetMemoryLimit(soft)
 	return soft
 }

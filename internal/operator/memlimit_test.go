@@ -48,3 +48,24 @@ func TestCgroupMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestSoftMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		limit, want int64
+	}{
+		// The Rust chart's 64M (61 MiB): 32 MiB left for the code, not 20 %.
+		{"rust chart 64M", 64000000, 64000000 - 32<<20},
+		{"128Mi", 128 << 20, 96 << 20},
+		// From 160 MiB up, 20 % of the limit is more than 32 MiB.
+		{"160Mi", 160 << 20, 128 << 20},
+		{"chart default 384Mi", 384 << 20, 322122547}, // 80 %
+		{"tiny", 40 << 20, 16 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SoftMemoryLimit(tc.limit); got != tc.want {
+				t.Fatalf("SoftMemoryLimit(%d) = %d; want %d", tc.limit, got, tc.want)
+			}
+		})
+	}
+}
