@@ -18,8 +18,8 @@ import (
 // 128 KiB of read-around for every page asked for. With the Rust chart's 64M limit the
 // operator's heap leaves about 26 MiB for its code, which is enough for what it runs page by
 // page but not with read-around: each fault then evicts pages about to be used and the
-// process stalls (P5 small: 0 of 20 resources Ready in 2 minutes, against all Ready in 10 s
-// with the advice; docs/performance.md). With room for the whole code (about 50 MiB resident)
+// process stalls (P5 small: 0 of 20 resources Ready in 2 minutes, against all Ready in 9-13 s
+// with the advice, 3.5-5 s with CodeReserve as well; docs/performance.md). With room for the whole code (about 50 MiB resident)
 // read-around only makes the first start's reads bigger, so the advice is kept to small limits.
 const PageByPageBelow = 256 << 20
 
