@@ -15,12 +15,14 @@ import (
 //
 // The binary's code and tables are clean pages of its file: under a limit the kernel drops
 // them from the cgroup's page cache and reads them back on the next fault, by default with
-// 128 KiB of read-around for every page asked for. With the Rust chart's 64M limit the
-// operator's heap leaves about 26 MiB for its code, which is enough for what it runs page by
-// page but not with read-around: each fault then evicts pages about to be used and the
-// process stalls (P5 small: 0 of 20 resources Ready in 2 minutes, against all Ready in 9-13 s
-// with the advice, 3.5-5 s with CodeReserve as well; docs/performance.md). With room for the whole code (about 50 MiB resident)
-// read-around only makes the first start's reads bigger, so the advice is kept to small limits.
+// 128 KiB of read-around (read_ahead_kb) for every page asked for. With the Rust chart's 64M
+// limit the operator's heap leaves about 26 MiB for its code, enough for what it runs page by
+// page but not with read-around: each fault then evicts pages about to be used and the process
+// stalls (P5 small: 0 of 20 resources Ready in 2 minutes, against all Ready in 9-13 s with the
+// advice, 3.5-5 s with CodeReserve as well; docs/performance.md). The advice has a cost of its
+// own: a cold start reads the code in many 4 KiB reads instead of fewer large ones. Up to 256
+// MiB the soft memory limit can leave the code 32-51 MiB, near what it keeps resident with
+// room (about 50 MiB), so the advice is kept there; only 64M was measured.
 const PageByPageBelow = 256 << 20
 
 // ExecutableMappings returns the address ranges [start, end) of the read-only mappings of the

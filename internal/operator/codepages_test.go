@@ -18,6 +18,8 @@ c000000000-c004000000 rw-p 00000000 00:00 0
 7f0000000000-7f0000001000 r--p 00000000 fd:01 99                         /manager.old
 7ffd1000-7ffd2000 r-xp 00000000 00:00 0                                  [vdso]
 `
+	// Replaced on disk: /proc/self/exe and maps both say so.
+	const replaced = "00400000-00500000 r-xp 00000000 fd:01 1234     /manager (deleted)\n00500000-00600000 r--p 00100000 fd:01 1234     /manager\n"
 	got, err := ExecutableMappings(strings.NewReader(maps), "/manager")
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +31,11 @@ c000000000-c004000000 rw-p 00000000 00:00 0
 	if _, err := ExecutableMappings(strings.NewReader("zz-10 r-xp 0 0:0 1 /manager\n"), "/manager"); err == nil {
 		t.Fatal("a malformed address range of the executable must be an error")
 	}
-	if got, err := ExecutableMappings(strings.NewReader("10-20 r-xp 0 0:0 1 /a path/with spaces\n"), "/a path/with spaces"); err != nil || len(got) != 1 {
-		t.Fatalf("a path with spaces: %v, %v", got, err)
+	if got, err := ExecutableMappings(strings.NewReader("10-20 r-xp 0 0:0 1 /a path/with spaces\n"), "/a path/with spaces"); err != nil || len(got) != 1 || got[0] != [2]uintptr{0x10, 0x20} {
+		t.Fatalf("a path with spaces: %#x, %v", got, err)
+	}
+	if got, err := ExecutableMappings(strings.NewReader(replaced), "/manager (deleted)"); err != nil || len(got) != 1 || got[0] != [2]uintptr{0x400000, 0x500000} {
+		t.Fatalf("a replaced executable: %#x, %v; want only its own mapping", got, err)
 	}
 }
 

@@ -25,16 +25,17 @@ const MemoryLimitRatio = 0.8
 // (docs/performance.md, P5 small).
 const CodeReserve = 32 << 20
 
-// minSoftLimit is the lowest soft memory limit set: below it the Go collector would run
-// continuously for the live heap of even a small install.
+// minSoftLimit is the lowest soft memory limit the code reserve lowers it to: below it the Go
+// collector would run continuously for the live heap of even a small install.
 const minSoftLimit = 16 << 20
 
 // SoftMemoryLimit is the Go soft memory limit for a container memory limit: MemoryLimitRatio
-// of it, or less when that would leave under CodeReserve for the code (never under 16 MiB).
+// of it, or less when that would leave under CodeReserve for the code, but the reserve never
+// takes it under 16 MiB (nor above MemoryLimitRatio of the limit, for a limit under 20 MiB).
 func SoftMemoryLimit(limit int64) int64 {
 	soft := int64(float64(limit) * MemoryLimitRatio)
 	if r := limit - CodeReserve; r < soft {
-		soft = max(r, minSoftLimit)
+		soft = max(r, min(minSoftLimit, soft))
 	}
 	return soft
 }
@@ -90,17 +91,17 @@ func hasController(list, c string) bool {
 }
 
 // SetMemoryLimitFromCgroup sets the Go runtime's soft memory limit from the cgroup's limit
-// (SoftMemoryLimit), unless GOMEMLIMIT is set or there is no limit. It returns the limit set
-// (0: none).
-func SetMemoryLimitFromCgroup() int64 {
+// (SoftMemoryLimit), unless GOMEMLIMIT is set or there is no limit. It returns the soft limit
+// set (0: none) and the container's limit it comes from.
+func SetMemoryLimitFromCgroup() (soft, limit int64) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return 0
+		return 0, 0
 	}
 	limit, ok := CgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup")
 	if !ok {
-		return 0
+		return 0, 0
 	}
-	soft := SoftMemoryLimit(limit)
+	soft = SoftMemoryLimit(limit)
 	debug.SetMemoryLimit(soft)
-	return soft
+	return soft, limit
 }

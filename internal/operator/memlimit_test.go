@@ -57,10 +57,12 @@ func TestSoftMemoryLimit(t *testing.T) {
 		// The Rust chart's 64M (61 MiB): 32 MiB left for the code, not 20 %.
 		{"rust chart 64M", 64000000, 64000000 - 32<<20},
 		{"128Mi", 128 << 20, 96 << 20},
-		// From 160 MiB up, 20 % of the limit is more than 32 MiB.
+		// From 160 MiB up, 20 % of the limit is at least 32 MiB.
 		{"160Mi", 160 << 20, 128 << 20},
 		{"chart default 384Mi", 384 << 20, 322122547}, // 80 %
 		{"tiny", 40 << 20, 16 << 20},
+		// Under 20 MiB the floor does not raise it above 80 %.
+		{"under 20 MiB", 12 << 20, int64(12<<20) * 4 / 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := SoftMemoryLimit(tc.limit); got != tc.want {
