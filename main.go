@@ -224,14 +224,16 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctrl.SetLogger(logging.Capped(zap.New(zap.UseFlagOptions(zopts)), logging.MaxVerbosity))
 	log := ctrl.Log.WithName("setup")
-	if soft, limit := operator.SetMemoryLimitFromCgroup(); soft > 0 {
-		log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset): 80 % of it, at most the limit less the code reserve", "bytes", soft, "limitBytes", limit, "codeReserveBytes", operator.CodeReserve)
-	}
-	switch limit, advised, err := operator.ReadCodePageByPageUnderSmallLimit(); {
-	case err != nil:
-		log.Error(err, "could not ask the kernel to read the executable page by page under the small memory limit; under memory pressure it may stall", "limitBytes", limit)
-	case advised > 0:
-		log.Info("small container memory limit: the executable's pages are read one at a time when the kernel reads them back (no read-around)", "limitBytes", limit, "belowBytes", operator.PageByPageBelow)
+	if limit, limited := operator.ContainerMemoryLimit(); limited {
+		if soft := operator.SetMemoryLimitFrom(limit); soft > 0 {
+			log.Info("Go soft memory limit set from the container's memory limit (GOMEMLIMIT unset): 80 % of it, at most the limit less the code reserve", "bytes", soft, "limitBytes", limit, "codeReserveBytes", operator.CodeReserve)
+		}
+		switch advised, err := operator.ReadCodePageByPageUnder(limit); {
+		case err != nil:
+			log.Error(err, "could not ask the kernel to read the executable page by page under the small memory limit; under memory pressure it may stall", "limitBytes", limit)
+		case advised > 0:
+			log.Info("small container memory limit: the executable's pages are read one at a time when the kernel reads them back (no read-around)", "limitBytes", limit, "belowBytes", operator.PageByPageBelow)
+		}
 	}
 	for _, n := range cfg.API.Notes() {
 		log.Info(n)

@@ -37,15 +37,9 @@ func ExecutableMappings(maps io.Reader, exe string) ([][2]uintptr, error) {
 			continue
 		}
 		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			return nil, fmt.Errorf("unexpected address range %q", f[0])
-		}
-		start, err := strconv.ParseUint(lo, 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("unexpected address range %q", f[0])
-		}
-		end, err := strconv.ParseUint(hi, 16, 64)
-		if err != nil || end <= start {
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if !ok || err1 != nil || err2 != nil || end <= start {
 			return nil, fmt.Errorf("unexpected address range %q", f[0])
 		}
 		out = append(out, [2]uintptr{uintptr(start), uintptr(end)})
@@ -80,17 +74,12 @@ func ReadCodePageByPage() (int, error) {
 	return len(ranges), nil
 }
 
-// ReadCodePageByPageUnderSmallLimit applies ReadCodePageByPage when the container's memory
-// limit (CgroupMemoryLimit) is below PageByPageBelow. It returns the limit found (0: none) and
-// how many mappings were advised (0: not applied).
-func ReadCodePageByPageUnderSmallLimit() (limit int64, advised int, err error) {
-	limit, ok := CgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup")
-	if !ok {
-		return 0, 0, nil
-	}
+// ReadCodePageByPageUnder applies ReadCodePageByPage when the container's memory limit
+// (ContainerMemoryLimit) is below PageByPageBelow. It returns how many mappings were advised
+// (0: not applied).
+func ReadCodePageByPageUnder(limit int64) (int, error) {
 	if limit >= PageByPageBelow {
-		return limit, 0, nil
+		return 0, nil
 	}
-	advised, err = ReadCodePageByPage()
-	return limit, advised, err
+	return ReadCodePageByPage()
 }

@@ -46,7 +46,10 @@ func TestReadCodePageByPage(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only: madvise and /proc")
 	}
-	n, err := ReadCodePageByPage()
+	if n, err := ReadCodePageByPageUnder(PageByPageBelow); n != 0 || err != nil {
+		t.Fatalf("at the threshold: %d mappings advised, %v; want none", n, err)
+	}
+	n, err := ReadCodePageByPageUnder(64000000)
 	if err != nil {
 		t.Fatal(err)
 	}

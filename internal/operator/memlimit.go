@@ -90,18 +90,18 @@ func hasController(list, c string) bool {
 	return false
 }
 
-// SetMemoryLimitFromCgroup sets the Go runtime's soft memory limit from the cgroup's limit
-// (SoftMemoryLimit), unless GOMEMLIMIT is set or there is no limit. It returns the soft limit
-// set (0: none) and the container's limit it comes from.
-func SetMemoryLimitFromCgroup() (soft, limit int64) {
+// ContainerMemoryLimit is CgroupMemoryLimit of this process (under /sys/fs/cgroup).
+func ContainerMemoryLimit() (int64, bool) {
+	return CgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup")
+}
+
+// SetMemoryLimitFrom sets the Go runtime's soft memory limit from the container's memory limit
+// (SoftMemoryLimit), unless GOMEMLIMIT is set. It returns the soft limit set (0: none).
+func SetMemoryLimitFrom(limit int64) int64 {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return 0, 0
+		return 0
 	}
-	limit, ok := CgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup")
-	if !ok {
-		return 0, 0
-	}
-	soft = SoftMemoryLimit(limit)
+	soft := SoftMemoryLimit(limit)
 	debug.SetMemoryLimit(soft)
-	return soft, limit
+	return soft
 }
