@@ -65,6 +65,13 @@ type pass struct {
 	// memberships.
 	soon     time.Duration
 	ngSynced bool
+
+	// handoffOpen: this pass opened a handoff of its status to the Helm side before writing
+	// the source Secret; handingOff: it published, and commit fills the handoff instead of
+	// writing (handoff.go). overlay: a handoff of an earlier pass, not written yet, applied to
+	// this pass's copies as if it were (commit writes it with its own changes, if any).
+	handoffOpen, handingOff bool
+	overlay                 []func(*unstructured.Unstructured)
 }
 
 type passEvent struct{ typ, reason, msg string }
@@ -166,6 +173,13 @@ func end(err error) (ctrl.Result, error) {
 // status too) it reads the resource live and applies the pass's changes again, as
 // CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
 func (r *Reconciler) commit(ctx context.Context, s *pass) error {
+	if s.handoffOpen {
+		if s.handingOff && !s.released && !s.syncPause && r.Handoff.fill(s.obj.GetUID(), s.changes) {
+			s.log.V(1).Info("status handed off to the Helm side's write")
+			return nil
+		}
+		r.Handoff.cancel(s.obj.GetUID())
+	}
 	if s.released || (len(s.changes) == 0 && !s.syncPause) {
 		return nil
 	}
@@ -178,6 +192,9 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 				return err
 			}
 			next = cur.DeepCopy()
+			for _, change := range s.overlay {
+				change(next)
+			}
 			for _, change := range s.changes {
 				change(next)
 			}
@@ -198,6 +215,9 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		s.obj.Object = next.Object
 		return nil
 	})
+	if err == nil && s.writes > 0 && s.overlay != nil {
+		r.Handoff.drop(s.obj.GetUID()) // written with this pass's status
+	}
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

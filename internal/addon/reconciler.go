@@ -93,6 +93,10 @@ type Reconciler struct {
 	// Triggers, when set, wakes resources from outside (credentials objects and override
 	// Secrets that changed: internal/credentials.Enqueuer).
 	Triggers source.Source
+	// Handoff, when set (shared with this kind's Helm side), lets the pass that publishes a
+	// resource's credentials for the first time leave its status write to the Helm side's,
+	// which follows the rendering (handoff.go). nil: every pass writes its own status.
+	Handoff *StatusHandoff
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
@@ -252,6 +256,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		r.fresh.Store(s.obj.GetUID(), struct{}{})
 		s.first = true
 	}
+	r.takeHandedOff(s)
 	s.syncPause = pausedChanged(s.obj)
 	// Every pass checks the credentials, even one with nothing to do at Clever Cloud: a revoked
 	// override Secret or a restricted credentials object takes effect at once.
@@ -359,6 +364,9 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
 	r.waits.drop(obj.GetUID())
+	if r.Handoff != nil {
+		r.Handoff.drop(obj.GetUID())
+	}
 }
 
 // connect resolves the resource's credentials (once per pass) and checks spec.organisation
@@ -774,6 +782,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		return err
 	}
 	data = r.Kind.withPrivateHost(obj, data)
+	r.openHandoff(ctx, s)
 	if err := r.writeSource(ctx, s, addonID, realID, data); err != nil {
 		return r.failWrite(ctx, s, err)
 	}
@@ -801,6 +810,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if rolloutDue(obj) {
 		return r.rollout(ctx, s)
 	}
+	s.handOff()
 	return stop(ctrl.Result{RequeueAfter: s.requeueAfter(Jitter(r.resyncPeriod(obj)))})
 }
 

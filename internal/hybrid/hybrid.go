@@ -60,6 +60,9 @@ type Options struct {
 	// Releases answers the release storage's queries (nil: Helm's Secrets driver as
 	// helm-operator-plugins sets it up, one LIST per query).
 	Releases *ReleaseIndex
+	// Handoff, shared with the kind's engine, lets the engine's first publication of a
+	// resource leave its status to this side's write after the install (nil: not used).
+	Handoff *addon.StatusHandoff
 }
 
 // Setup builds and registers one Helm reconciler for a watches.yaml entry, honouring every
@@ -77,7 +80,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithGroupVersionKind(w.GroupVersionKind),
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
-		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator"))),
+		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator")).WithHandoff(o.Handoff)),
 		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),

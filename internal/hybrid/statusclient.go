@@ -41,6 +41,15 @@ type StatusClient struct {
 	kind     *addon.Kind
 	now      func() time.Time
 	recorder record.EventRecorder
+	handoff  *addon.StatusHandoff
+}
+
+// WithHandoff makes the wrapper's status writes carry the status the engine handed off for
+// the resource (addon.StatusHandoff): the engine's pass that first publishes a resource's
+// credentials leaves its status write to this one, which follows the rendering.
+func (c *StatusClient) WithHandoff(h *addon.StatusHandoff) *StatusClient {
+	c.handoff = h
+	return c
 }
 
 // WithRecorder makes the wrapper record a Warning event when Ready turns to SecretConflict or
@@ -140,16 +149,43 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 		if len(opts) == 0 && helmPaused && waitingForEngine(u) {
 			return nil
 		}
+		done := func(string) {}
+		if len(opts) == 0 && !helmPaused && u.GetDeletionTimestamp() == nil {
+			done = w.c.takeHandoff(ctx, u)
+		}
 		if live != nil && len(opts) == 0 {
 			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
 			if live.GetResourceVersion() == u.GetResourceVersion() && (sameStatus(live, u) || helmPaused && sameStatus(live, withoutNewUnknowns(u, live))) {
+				done(u.GetResourceVersion())
 				return nil
 			}
 		}
+		err := w.SubResourceWriter.Update(ctx, obj, opts...)
+		if err != nil {
+			done("")
+		} else {
+			done(u.GetResourceVersion())
+		}
+		return err
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// takeHandoff applies to u the status the engine handed off for it, if any (waiting a moment
+// for a pass that is about to hand it off), with Ready derived again, and returns what to
+// call with the write's resulting resourceVersion ("" when it failed).
+func (c *StatusClient) takeHandoff(ctx context.Context, u *unstructured.Unstructured) func(string) {
+	changes, done := c.handoff.Take(ctx, u.GetUID())
+	if len(changes) == 0 {
+		return done
+	}
+	for _, change := range changes {
+		change(u)
+	}
+	status.ApplyReadyPaused(u, c.now(), false)
+	return done
 }
 
 // withoutNewUnknowns is u without the conditions that live does not have and that u would add

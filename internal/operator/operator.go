@@ -252,9 +252,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		if !ok {
 			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
 		}
+		// The first publication of a resource writes its status once, with the Helm side's
+		// write after the install (addon.StatusHandoff).
+		handoff := addon.NewStatusHandoff()
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
 			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
-			Releases: releases,
+			Releases: releases, Handoff: handoff,
 		}); err != nil {
 			return err
 		}
@@ -271,6 +274,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Credentials: creds, Plans: plans, Prices: prices, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, BackupMaxAge: o.BackupMaxAge, Metrics: engineMetrics,
 			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey, NetworkGroupChanged: ngr.Wake,
+			Handoff: handoff,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)

@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -209,3 +211,58 @@ var _ = Describe("metrics", func() {
 		}
 	})
 })
+
+var _ = Describe("status writes of a new resource", func() {
+	// The engine's first publication and the Helm side's rendering land in one status write
+	// (addon.StatusHandoff): every version of the resource a watcher sees either has no
+	// AddonReady=True yet, or is Ready=True with status.secretName; none says "provisioned but
+	// not rendered".
+	It("publishes and renders in one status write", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		dyn, err := dynamic.NewForConfig(restCfg)
+		Expect(err).NotTo(HaveOccurred())
+		gvr := schema.GroupVersionResource{Group: cr.GroupVersionKind().Group, Version: cr.GroupVersionKind().Version, Resource: "postgresqls"}
+		w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		var seen []string
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			var addonReady, ready string
+			for _, c := range statusConditions(u) {
+				switch c["type"] {
+				case "AddonReady":
+					addonReady, _ = c["status"].(string)
+				case "Ready":
+					ready, _ = c["status"].(string)
+				}
+			}
+			secret, _, _ := unstructured.NestedString(u.Object, "status", "secretName")
+			seen = append(seen, u.GetResourceVersion()+": AddonReady="+addonReady+" Ready="+ready+" secretName="+secret)
+			if addonReady == "True" {
+				Expect(ready).To(Equal("True"), "a version with AddonReady=True but not Ready: %v", seen)
+				Expect(secret).To(Equal(cr.GetName() + "-secrets"))
+				return
+			}
+		}
+		Fail("the watch ended before the resource was Ready: " + strings.Join(seen, "; "))
+	})
+})
+
+func statusConditions(u *unstructured.Unstructured) []map[string]any {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	out := make([]map[string]any, 0, len(raw))
+	for _, c := range raw {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}

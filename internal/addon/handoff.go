@@ -1,0 +1,283 @@
+package addon
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// StatusHandoff carries the status of the engine's pass that publishes a resource's
+// credentials for the first time to the Helm side, whose status write (after it has rendered
+// the Secret, a moment later) then holds both: one status write per new resource instead of
+// two (issue #17: each status update is about a fifth of kube-apiserver's CPU in a burst of
+// creates, and one more watch event to every controller).
+//
+// It is only an economy, never the only way the status lands:
+//   - the engine opens a handoff before it writes the source Secret (which wakes the Helm
+//     side), so the Helm side's write cannot come before it; the Helm side waits up to Wait
+//     for the pass to end and fill it, else writes without it and the pass writes its own;
+//   - the engine pass that handed its status off runs again after Deadline; a handoff still
+//     there (the Helm side has not written, or its write failed) is then written by the engine;
+//   - an engine pass meanwhile sees the handed-off status as written (plan reads it);
+//   - a restart loses it: the next pass is a full one, as for any resource without status.
+//
+// One StatusHandoff is shared by one kind's engine and Helm side (internal/operator); an
+// engine without one (unit tests, the engine alone) writes its status itself.
+type StatusHandoff struct {
+	// Wait is how long the Helm side waits for an open handoff to be filled (default 2 s).
+	Wait time.Duration
+	// Deadline is when the engine writes a handoff the Helm side has not (default 15 s).
+	Deadline time.Duration
+	now      func() time.Time
+
+	mu sync.Mutex
+	m  map[types.UID]*handoff
+}
+
+type handoff struct {
+	filled   chan struct{} // closed by fill or cancel
+	changes  []func(*unstructured.Unstructured)
+	ok       bool      // filled with changes (not cancelled)
+	missed   bool      // the Helm side wrote while it was open: the engine writes itself
+	inFlight bool      // the Helm side is writing it
+	due      time.Time // after it, the engine writes it
+	// written is the resourceVersion of the Helm side's write that carried it: kept until the
+	// engine's cache has caught up with it, so a pass in between still sees it as written.
+	written string
+}
+
+// NewStatusHandoff returns a handoff with the default waits.
+func NewStatusHandoff() *StatusHandoff {
+	return &StatusHandoff{Wait: 2 * time.Second, Deadline: 15 * time.Second, now: time.Now}
+}
+
+func (h *StatusHandoff) clock() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}
+
+// open starts a handoff for uid (before the source Secret is written). It replaces none: a
+// resource with one already open or pending is not handed off again (false).
+func (h *StatusHandoff) open(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[types.UID]*handoff{}
+	}
+	if _, ok := h.m[uid]; ok {
+		return false
+	}
+	h.m[uid] = &handoff{filled: make(chan struct{})}
+	return true
+}
+
+// fill hands the pass's status changes over. false: the Helm side already wrote while the
+// handoff was open (or it is gone), and the caller writes them itself.
+func (h *StatusHandoff) fill(uid types.UID, changes []func(*unstructured.Unstructured)) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ho, ok := h.m[uid]
+	if !ok || ho.missed || ho.ok {
+		if ok && !ho.ok {
+			close(ho.filled)
+			delete(h.m, uid)
+		}
+		return false
+	}
+	ho.changes, ho.ok, ho.due = changes, true, h.clock().Add(h.deadline())
+	close(ho.filled)
+	return true
+}
+
+func (h *StatusHandoff) deadline() time.Duration {
+	if h.Deadline > 0 {
+		return h.Deadline
+	}
+	return 15 * time.Second
+}
+
+// cancel closes an open handoff that the pass will not fill (it wrote its status itself).
+func (h *StatusHandoff) cancel(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ho, ok := h.m[uid]; ok && !ho.ok {
+		close(ho.filled)
+		delete(h.m, uid)
+	}
+}
+
+// drop forgets uid's handoff (the engine wrote it, or the resource is being deleted).
+func (h *StatusHandoff) drop(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ho, ok := h.m[uid]; ok {
+		if !ho.ok {
+			close(ho.filled)
+		}
+		delete(h.m, uid)
+	}
+}
+
+// pending is what an engine pass over uid finds at its start: the handed-off changes, and
+// whether they are due for the engine to write (past the deadline and not being written by
+// the Helm side). Nothing (nil) when no filled handoff is there.
+// cached is the resourceVersion of the engine's copy of the resource: a handoff the Helm side
+// wrote is forgotten once that copy is at least as new as the write.
+func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*unstructured.Unstructured), due bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ho, ok := h.m[uid]
+	if !ok || !ho.ok {
+		return nil, false
+	}
+	past := !h.clock().Before(ho.due)
+	if ho.written != "" {
+		if past || !rvNewer(ho.written, cached) {
+			delete(h.m, uid)
+			return nil, false
+		}
+		return ho.changes, false
+	}
+	return ho.changes, !ho.inFlight && past
+}
+
+// rvNewer says whether resourceVersion a is known to be newer than b (the API server's are
+// etcd revisions; anything else is not assumed newer).
+func rvNewer(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
+}
+
+// Take is the Helm side's: the engine's changes to apply to the status it is about to write
+// for uid, waiting up to Wait for a handoff being filled, and done, to call with the
+// resourceVersion the write produced ("": it failed, and the handoff is left for the next
+// write, or the engine's deadline). No changes: nothing was handed off (done is a no-op).
+func (h *StatusHandoff) Take(ctx context.Context, uid types.UID) (changes []func(*unstructured.Unstructured), done func(writtenRV string)) {
+	noop := func(string) {}
+	if h == nil {
+		return nil, noop
+	}
+	h.mu.Lock()
+	ho, ok := h.m[uid]
+	h.mu.Unlock()
+	if !ok {
+		return nil, noop
+	}
+	wait := h.Wait
+	if wait <= 0 {
+		wait = 2 * time.Second
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ho.filled:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[uid] != ho {
+		return nil, noop
+	}
+	if !ho.ok {
+		// Still open: this write goes out without the engine's status, which the engine
+		// then writes itself when its pass ends.
+		ho.missed = true
+		return nil, noop
+	}
+	if ho.inFlight || ho.written != "" {
+		return nil, noop // another write of the Helm side carries it, or carried it
+	}
+	ho.inFlight = true
+	return ho.changes, func(rv string) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ho.inFlight = false
+		if rv != "" {
+			ho.written = rv
+		}
+	}
+}
+
+// Len is the number of handoffs held (tests).
+func (h *StatusHandoff) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m)
+}
+
+// openHandoff opens a handoff before the pass writes the source Secret, when that write is
+// the resource's first publication: no source Secret yet (the Helm side is held until it
+// exists, then installs and writes status), no pause (a paused Helm side renders nothing),
+// Helm's Deployed not True, and no handoff of an earlier pass pending.
+func (r *Reconciler) openHandoff(ctx context.Context, s *pass) {
+	if r.Handoff == nil || s.handoffOpen || s.overlay != nil || s.life.paused || s.syncPause || s.obj.GetDeletionTimestamp() != nil {
+		return
+	}
+	if d, ok := status.Find(status.Conditions(s.obj), status.TypeDeployed); ok && d.Status == string(metav1.ConditionTrue) {
+		return
+	}
+	src := &corev1.Secret{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.obj.GetNamespace(), Name: r.Kind.SourceSecretName(s.obj.GetName())}, src)
+	if !apierrors.IsNotFound(err) {
+		return
+	}
+	s.handoffOpen = r.Handoff.open(s.obj.GetUID())
+}
+
+// handOff marks a pass that published with an open handoff: commit fills it instead of
+// writing, and the resource is looked at again once the Helm side had time to write it.
+func (s *pass) handOff() {
+	if !s.handoffOpen {
+		return
+	}
+	s.handingOff = true
+	if d := s.r.Handoff.deadline() + time.Second; s.soon <= 0 || s.soon > d {
+		s.soon = d
+	}
+}
+
+// takeHandedOff, at the start of a pass, applies a handoff of an earlier pass that the Helm
+// side has not written yet: as written while its deadline has not passed (plan sees the
+// published state; a write of this pass carries it), else as this pass's own changes, which
+// commit writes.
+func (r *Reconciler) takeHandedOff(s *pass) {
+	if r.Handoff == nil {
+		return
+	}
+	changes, due := r.Handoff.pending(s.obj.GetUID(), s.obj.GetResourceVersion())
+	if changes == nil {
+		return
+	}
+	if due {
+		r.Handoff.drop(s.obj.GetUID())
+		s.log.V(1).Info("the Helm side has not written the handed-off status; writing it")
+		for _, c := range changes {
+			s.set(c)
+		}
+		return
+	}
+	for _, c := range changes {
+		c(s.obj)
+		c(s.base)
+	}
+	s.overlay = changes
+}
+
+// Give opens and fills a handoff for uid in one step: what a pass does around its source
+// Secret write, for callers outside a pass (the Helm side's tests). false: one is held.
+func (h *StatusHandoff) Give(uid types.UID, changes []func(*unstructured.Unstructured)) bool {
+	return h.open(uid) && h.fill(uid, changes)
+}

@@ -1,0 +1,234 @@
+package addon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// handoffHarness is the engine's harness with a StatusHandoff on a clock the test moves.
+func handoffHarness(t *testing.T, api *fakeAPI, mutate func(*unstructured.Unstructured)) (*harness, *unstructured.Unstructured, *time.Time) {
+	t.Helper()
+	k, u := testResource(t, mutate)
+	h := newHarness(t, k, api, u)
+	clock := time.Now()
+	h.r.Handoff = NewStatusHandoff()
+	h.r.Handoff.now = func() time.Time { return clock }
+	h.r.Handoff.Wait = 20 * time.Millisecond
+	return h, u, &clock
+}
+
+// passResult runs one engine pass over the stored resource and returns its result.
+func (h *harness) passResult(t *testing.T, u *unstructured.Unstructured) (time.Duration, *unstructured.Unstructured) {
+	t.Helper()
+	live := h.get(t, u)
+	res, err := h.r.reconcileObject(context.Background(), live)
+	if err != nil {
+		t.Fatalf("pass: %v", err)
+	}
+	return res.RequeueAfter, h.get(t, u)
+}
+
+func (h *harness) get(t *testing.T, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	if err := h.cl.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
+		t.Fatal(err)
+	}
+	return live
+}
+
+// helmWrite is what the Helm side's status write does with a handoff: its own condition, the
+// engine's handed-off changes on top, one write. It returns whether it carried any.
+func (h *harness) helmWrite(t *testing.T, u *unstructured.Unstructured) bool {
+	t.Helper()
+	live := h.get(t, u)
+	setCondition(live, status.TypeDeployed, metav1.ConditionTrue, "InstallSuccessful", "", time.Now())
+	changes, done := h.r.Handoff.Take(context.Background(), live.GetUID())
+	for _, c := range changes {
+		c(live)
+	}
+	status.ApplyReady(live, time.Now())
+	if err := h.cl.Status().Update(context.Background(), live); err != nil {
+		done("")
+		t.Fatal(err)
+	}
+	done(live.GetResourceVersion())
+	return len(changes) > 0
+}
+
+var handoffEnv = []clevercloud.Variable{{Name: "AZIMUTT_URL", Value: "https://az"}}
+
+// TestFirstPublicationLeavesItsStatusToTheHelmWrite: the pass that creates and publishes a new
+// resource writes no status; the Helm side's write after the install carries it, Ready at
+// once; the engine's next pass sees it published and calls nothing.
+func TestFirstPublicationLeavesItsStatusToTheHelmWrite(t *testing.T) {
+	api := &fakeAPI{env: handoffEnv}
+	h, u, _ := handoffHarness(t, api, nil)
+	after, live := h.passResult(t, u)
+	if h.statusWrites != 0 || h.r.Handoff.Len() != 1 {
+		t.Fatalf("status writes %d, handoffs %d: want the status handed off", h.statusWrites, h.r.Handoff.Len())
+	}
+	if _, ok := status.Find(status.Conditions(live), status.TypeAddonReady); ok {
+		t.Fatal("AddonReady written by the engine")
+	}
+	if max := h.r.Handoff.Deadline + 2*time.Second; after <= 0 || after > max {
+		t.Fatalf("requeued after %s: want the engine back by the deadline (%s)", after, max)
+	}
+	if !h.helmWrite(t, u) {
+		t.Fatal("the Helm side found nothing handed off")
+	}
+	live = h.get(t, u)
+	if got := ready(live); got != "True/"+status.ReasonProvisioned {
+		t.Fatalf("AddonReady %s after the Helm write", got)
+	}
+	if r, _ := status.Find(status.Conditions(live), status.TypeReady); r.Status != "True" {
+		t.Fatalf("Ready %+v", r)
+	}
+	if id, _, _ := unstructured.NestedString(live.Object, "status", "addon"); id != "addon_new" {
+		t.Fatalf("status.addon %q", id)
+	}
+	h.statusWrites, api.calls = 0, nil
+	h.passResult(t, u)
+	if h.statusWrites != 0 || len(api.calls) != 0 || h.r.Handoff.Len() != 0 {
+		t.Fatalf("next pass: status writes %d, calls %v, handoffs %d", h.statusWrites, api.calls, h.r.Handoff.Len())
+	}
+}
+
+// TestHandoffNotWrittenByHelmIsWrittenByTheEngine: before the deadline a pass sees the
+// handed-off status as written (no call, no write); after it, the engine writes it.
+func TestHandoffNotWrittenByHelmIsWrittenByTheEngine(t *testing.T) {
+	api := &fakeAPI{env: handoffEnv}
+	h, u, clock := handoffHarness(t, api, nil)
+	h.passResult(t, u)
+	api.calls = nil
+	h.passResult(t, u)
+	if h.statusWrites != 0 || len(api.calls) != 0 || h.r.Handoff.Len() != 1 {
+		t.Fatalf("pass before the deadline: status writes %d, calls %v, handoffs %d", h.statusWrites, api.calls, h.r.Handoff.Len())
+	}
+	*clock = clock.Add(h.r.Handoff.Deadline)
+	_, live := h.passResult(t, u)
+	if h.statusWrites != 1 || len(api.calls) != 0 || h.r.Handoff.Len() != 0 {
+		t.Fatalf("pass at the deadline: status writes %d, calls %v, handoffs %d", h.statusWrites, api.calls, h.r.Handoff.Len())
+	}
+	if got := ready(live); got != "True/"+status.ReasonProvisioned {
+		t.Fatalf("AddonReady %s", got)
+	}
+	if h.helmWrite(t, u) {
+		t.Fatal("a handoff written by the engine was carried again")
+	}
+}
+
+// TestHandoffOnlyForAFirstPublication: a pass whose resource already has a source Secret, or
+// that Helm has deployed, or that is paused, writes its own status.
+func TestHandoffOnlyForAFirstPublication(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*unstructured.Unstructured)
+		source bool
+	}{
+		{"source Secret there", nil, true},
+		{"deployed", func(u *unstructured.Unstructured) {
+			setCondition(u, status.TypeDeployed, metav1.ConditionTrue, "InstallSuccessful", "", time.Now())
+		}, false},
+		{"paused", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationPaused: "true"}) }, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, u, _ := handoffHarness(t, &fakeAPI{env: handoffEnv}, c.mutate)
+			if c.source {
+				src := &corev1.Secret{}
+				src.Namespace, src.Name = u.GetNamespace(), h.r.Kind.SourceSecretName(u.GetName())
+				src.Labels = map[string]string{LabelManagedBy: ManagedByValue}
+				if err := h.cl.Create(context.Background(), src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.passResult(t, u)
+			if h.statusWrites != 1 || h.r.Handoff.Len() != 0 {
+				t.Fatalf("status writes %d, handoffs %d: want the engine's own write", h.statusWrites, h.r.Handoff.Len())
+			}
+		})
+	}
+}
+
+// TestHandoffStates walks StatusHandoff's states: a Helm write while it is open goes without
+// it and the engine writes itself; a failed Helm write leaves it for the next; a write's
+// resourceVersion keeps it as written until the engine's copy has caught up.
+func TestHandoffStates(t *testing.T) {
+	ctx := context.Background()
+	change := func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "status", "addon") }
+	changes := []func(*unstructured.Unstructured){change}
+	clock := time.Unix(1000, 0)
+	h := &StatusHandoff{Wait: 20 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock }}
+	const uid = types.UID("u")
+
+	if got, _ := h.Take(ctx, uid); got != nil {
+		t.Fatal("nothing handed off, yet changes")
+	}
+	// Open, not filled: the Helm write waits Wait, goes without; the fill is refused.
+	if !h.open(uid) || h.open(uid) {
+		t.Fatal("open: first true, second false")
+	}
+	if got, _ := h.Take(ctx, uid); got != nil {
+		t.Fatal("an open handoff was taken before it was filled")
+	}
+	if h.fill(uid, changes) || h.Len() != 0 {
+		t.Fatal("filled after a Helm write went out without it")
+	}
+	// Filled while the Helm side waits: taken.
+	h.open(uid)
+	go func() { time.Sleep(5 * time.Millisecond); h.fill(uid, changes) }()
+	h.Wait = time.Second
+	got, done := h.Take(ctx, uid)
+	if len(got) != 1 {
+		t.Fatal("a handoff filled during the wait was not taken")
+	}
+	// In flight: another Take gets nothing; pending says not due even past the deadline.
+	if again, _ := h.Take(ctx, uid); again != nil {
+		t.Fatal("taken twice while in flight")
+	}
+	clock = clock.Add(time.Minute)
+	if c, due := h.pending(uid, "5"); c == nil || due {
+		t.Fatalf("in flight: pending %v due %v", c != nil, due)
+	}
+	done("") // the write failed
+	if c, due := h.pending(uid, "5"); c == nil || !due {
+		t.Fatal("after a failed write past the deadline the engine writes it")
+	}
+	got, done = h.Take(ctx, uid)
+	if len(got) != 1 {
+		t.Fatal("a failed write's handoff was not offered again")
+	}
+	clock = time.Unix(1000, 0)
+	done("7")
+	if c, due := h.pending(uid, "6"); c == nil || due {
+		t.Fatal("written at 7, cache at 6: seen as written, not due")
+	}
+	if again, _ := h.Take(ctx, uid); again != nil {
+		t.Fatal("a written handoff was taken again")
+	}
+	if c, _ := h.pending(uid, "7"); c != nil || h.Len() != 0 {
+		t.Fatal("cache at the written version: forgotten")
+	}
+	// Cancelled and dropped handoffs release a waiting Helm side at once.
+	h.open(uid)
+	h.cancel(uid)
+	if got, _ := h.Take(ctx, uid); got != nil || h.Len() != 0 {
+		t.Fatal("cancelled")
+	}
+	var nilH *StatusHandoff
+	if got, done := nilH.Take(ctx, uid); got != nil || done == nil {
+		t.Fatal("a nil handoff takes nothing")
+	}
+}

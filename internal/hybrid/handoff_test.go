@@ -1,0 +1,104 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// recordingStatus records the status writes that reach the API server, giving each a new
+// resourceVersion, or fails them.
+type recordingStatus struct {
+	client.SubResourceWriter
+	fail    error
+	written []*unstructured.Unstructured
+}
+
+func (r *recordingStatus) Update(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+	if r.fail != nil {
+		return r.fail
+	}
+	obj.SetResourceVersion("8")
+	r.written = append(r.written, obj.(*unstructured.Unstructured).DeepCopy())
+	return nil
+}
+
+// TestHelmStatusWriteCarriesTheHandedOffStatus: the Helm side's write after the install of a
+// new resource carries what the engine handed off (its fields and AddonReady), with Ready
+// derived from both: one write. A failed write leaves the handoff for the next; a paused
+// Helm write does not take it.
+func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+		"metadata": map[string]any{"name": "db", "namespace": "ns", "uid": "uid-h", "resourceVersion": "7", "generation": int64(1)},
+	}}
+	engine := []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
+		conds, _ := status.Set(status.Conditions(u), status.Condition{Type: status.TypeAddonReady, Status: "True", Reason: status.ReasonProvisioned, Message: "ok", ObservedGeneration: 1}, time.Now())
+		status.SetConditions(u, conds)
+	}}
+	helm := func() *unstructured.Unstructured {
+		u := live.DeepCopy()
+		conds, _ := status.Set(nil, status.Condition{Type: status.TypeDeployed, Status: string(metav1.ConditionTrue), Reason: "InstallSuccessful"}, time.Now())
+		status.SetConditions(u, conds)
+		return u
+	}
+	h := addon.NewStatusHandoff()
+	h.Wait = 10 * time.Millisecond
+	if !h.Give("uid-h", engine) {
+		t.Fatal("give")
+	}
+	w := &recordingStatus{fail: errors.New("conflict")}
+	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h)}
+	if err := sw.Update(context.Background(), helm()); err == nil {
+		t.Fatal("the failing write succeeded")
+	}
+	w.fail = nil
+	if err := sw.Update(context.Background(), helm()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.written) != 1 {
+		t.Fatalf("writes %d", len(w.written))
+	}
+	got := w.written[0]
+	if id, _, _ := unstructured.NestedString(got.Object, "status", "addon"); id != "addon_1" {
+		t.Fatalf("status.addon %q: the handoff was not carried after a failed write", id)
+	}
+	if r, _ := status.Find(status.Conditions(got), status.TypeReady); r.Status != "True" {
+		t.Fatalf("Ready %+v: want True from AddonReady and Deployed in one write", r)
+	}
+	// A second Helm write does not carry it again.
+	if err := sw.Update(context.Background(), helm()); err != nil {
+		t.Fatal(err)
+	}
+	if id, _, _ := unstructured.NestedString(w.written[len(w.written)-1].Object, "status", "addon"); id != "" {
+		t.Fatal("a handoff already written was carried again")
+	}
+
+	// Paused (Helm's own Paused condition): the handoff stays for a write that renders.
+	h2 := addon.NewStatusHandoff()
+	live.SetUID("uid-p")
+	h2.Give("uid-p", engine)
+	w2 := &recordingStatus{}
+	sw2 := &statusWriter{SubResourceWriter: w2, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h2)}
+	paused := helm()
+	conds, _ := status.Set(status.Conditions(paused), status.Condition{Type: status.TypePaused, Status: "True", Reason: "x"}, time.Now())
+	status.SetConditions(paused, conds)
+	_ = sw2.Update(context.Background(), paused)
+	if h2.Len() != 1 {
+		t.Fatal("a paused Helm write took the handoff")
+	}
+	for _, u := range w2.written {
+		if id, _, _ := unstructured.NestedString(u.Object, "status", "addon"); id != "" {
+			t.Fatal("a paused Helm write carried the handoff")
+		}
+	}
+}
