@@ -92,7 +92,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 
 	// The engine's metrics (internal/addon/metrics.go).
 	for _, m := range []string{"clever_operator_resources", "clever_operator_time_to_ready_seconds",
-		"clever_operator_deletion_duration_seconds", "clever_operator_reconcile_errors_total"} {
+		"clever_operator_deletion_duration_seconds", "clever_operator_reconcile_errors_total", "clever_operator_status_handoffs_total"} {
 		if !strings.Contains(operator, "`"+m+"`") {
 			t.Errorf("docs/operator.md does not document the metric %s", m)
 		}

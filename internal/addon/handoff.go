@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -37,7 +38,10 @@ type StatusHandoff struct {
 	Wait time.Duration
 	// Deadline is when the engine writes a handoff the Helm side has not (default 15 s).
 	Deadline time.Duration
-	now      func() time.Time
+	// Observe, when set, is told who wrote each handoff: "helm", "engine" (at the deadline)
+	// or "missed" (the Helm side wrote while it was open; the engine wrote at once).
+	Observe func(outcome string)
+	now     func() time.Time
 
 	mu sync.Mutex
 	m  map[types.UID]*handoff
@@ -53,6 +57,12 @@ type handoff struct {
 	// written is the resourceVersion of the Helm side's write that carried it: kept until the
 	// engine's cache has caught up with it, so a pass in between still sees it as written.
 	written string
+}
+
+func (h *StatusHandoff) observe(outcome string) {
+	if h.Observe != nil {
+		h.Observe(outcome)
+	}
 }
 
 // NewStatusHandoff returns a handoff with the default waits.
@@ -92,6 +102,7 @@ func (h *StatusHandoff) fill(uid types.UID, changes []func(*unstructured.Unstruc
 		if ok && !ho.ok {
 			close(ho.filled)
 			delete(h.m, uid)
+			h.observe("missed")
 		}
 		return false
 	}
@@ -117,16 +128,20 @@ func (h *StatusHandoff) cancel(uid types.UID) {
 	}
 }
 
-// drop forgets uid's handoff (the engine wrote it, or the resource is being deleted).
-func (h *StatusHandoff) drop(uid types.UID) {
+// drop forgets uid's handoff (the engine wrote it, or the resource is being deleted); it
+// says whether it held one filled and not written by the Helm side.
+func (h *StatusHandoff) drop(uid types.UID) (unwritten bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ho, ok := h.m[uid]; ok {
-		if !ho.ok {
-			close(ho.filled)
-		}
-		delete(h.m, uid)
+	ho, ok := h.m[uid]
+	if !ok {
+		return false
 	}
+	if !ho.ok {
+		close(ho.filled)
+	}
+	delete(h.m, uid)
+	return ho.ok && ho.written == ""
 }
 
 // pending is what an engine pass over uid finds at its start: the handed-off changes, and
@@ -207,6 +222,7 @@ func (h *StatusHandoff) Take(ctx context.Context, uid types.UID) (changes []func
 		ho.inFlight = false
 		if rv != "" {
 			ho.written = rv
+			h.observe("helm")
 		}
 	}
 }
@@ -238,15 +254,36 @@ func (r *Reconciler) openHandoff(ctx context.Context, s *pass) {
 }
 
 // handOff marks a pass that published with an open handoff: commit fills it instead of
-// writing, and the resource is looked at again once the Helm side had time to write it.
+// writing (reconcileObject then brings the next pass forward to its deadline).
 func (s *pass) handOff() {
 	if !s.handoffOpen {
 		return
 	}
 	s.handingOff = true
-	if d := s.r.Handoff.deadline() + time.Second; s.soon <= 0 || s.soon > d {
-		s.soon = d
+}
+
+// dueIn is how long until uid's handoff is due for the engine (a second past its deadline),
+// when one is held.
+func (h *StatusHandoff) dueIn(uid types.UID) (time.Duration, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ho, ok := h.m[uid]
+	if !ok || !ho.ok {
+		return 0, false
 	}
+	return max(ho.due.Sub(h.clock()), 0) + time.Second, true
+}
+
+// requeueForHandoff brings the resource's next pass forward to when a handoff it still holds
+// is due, so the status lands even if the Helm side never writes.
+func (r *Reconciler) requeueForHandoff(uid types.UID, res ctrl.Result) ctrl.Result {
+	if r.Handoff == nil || res.Requeue && res.RequeueAfter == 0 {
+		return res
+	}
+	if d, ok := r.Handoff.dueIn(uid); ok && (res.RequeueAfter <= 0 || res.RequeueAfter > d) {
+		res.RequeueAfter = d
+	}
+	return res
 }
 
 // takeHandedOff, at the start of a pass, applies a handoff of an earlier pass that the Helm
@@ -262,7 +299,9 @@ func (r *Reconciler) takeHandedOff(s *pass) {
 		return
 	}
 	if due {
-		r.Handoff.drop(s.obj.GetUID())
+		if r.Handoff.drop(s.obj.GetUID()) {
+			r.Handoff.observe("engine")
+		}
 		s.log.V(1).Info("the Helm side has not written the handed-off status; writing it")
 		for _, c := range changes {
 			s.set(c)

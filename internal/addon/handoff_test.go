@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,12 +113,21 @@ func TestHandoffNotWrittenByHelmIsWrittenByTheEngine(t *testing.T) {
 	h, u, clock := handoffHarness(t, api, nil)
 	h.passResult(t, u)
 	api.calls = nil
-	h.passResult(t, u)
+	*clock = clock.Add(5 * time.Second)
+	after, _ := h.passResult(t, u)
 	if h.statusWrites != 0 || len(api.calls) != 0 || h.r.Handoff.Len() != 1 {
 		t.Fatalf("pass before the deadline: status writes %d, calls %v, handoffs %d", h.statusWrites, api.calls, h.r.Handoff.Len())
 	}
+	if want := h.r.Handoff.Deadline - 5*time.Second + time.Second; after != want {
+		t.Fatalf("a pass seeing the handoff requeued after %s, want %s (its deadline)", after, want)
+	}
+	var outcomes []string
+	h.r.Handoff.Observe = func(o string) { outcomes = append(outcomes, o) }
 	*clock = clock.Add(h.r.Handoff.Deadline)
 	_, live := h.passResult(t, u)
+	if len(outcomes) != 1 || outcomes[0] != "engine" {
+		t.Fatalf("outcomes %v, want [engine]", outcomes)
+	}
 	if h.statusWrites != 1 || len(api.calls) != 0 || h.r.Handoff.Len() != 0 {
 		t.Fatalf("pass at the deadline: status writes %d, calls %v, handoffs %d", h.statusWrites, api.calls, h.r.Handoff.Len())
 	}
@@ -170,7 +180,9 @@ func TestHandoffStates(t *testing.T) {
 	change := func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "status", "addon") }
 	changes := []func(*unstructured.Unstructured){change}
 	clock := time.Unix(1000, 0)
-	h := &StatusHandoff{Wait: 20 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock }}
+	var outcomes []string
+	h := &StatusHandoff{Wait: 20 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock },
+		Observe: func(o string) { outcomes = append(outcomes, o) }}
 	const uid = types.UID("u")
 
 	if got, _ := h.Take(ctx, uid); got != nil {
@@ -226,6 +238,9 @@ func TestHandoffStates(t *testing.T) {
 	h.cancel(uid)
 	if got, _ := h.Take(ctx, uid); got != nil || h.Len() != 0 {
 		t.Fatal("cancelled")
+	}
+	if got := strings.Join(outcomes, ","); got != "missed,helm" {
+		t.Fatalf("outcomes observed %q, want missed,helm", got)
 	}
 	var nilH *StatusHandoff
 	if got, done := nilH.Take(ctx, uid); got != nil || done == nil {

@@ -18,7 +18,11 @@ type Metrics struct {
 	TimeToReady      *prometheus.HistogramVec
 	DeletionDuration *prometheus.HistogramVec
 	ReconcileErrors  *prometheus.CounterVec
-	resources        *resourcesCollector
+	// StatusHandoffs counts the first publications whose status the engine handed to the
+	// Helm side's write (handoff.go), by who wrote it: helm, engine (at the deadline), missed
+	// (the Helm side wrote before the pass had filled it; the engine wrote at once).
+	StatusHandoffs *prometheus.CounterVec
+	resources      *resourcesCollector
 }
 
 var (
@@ -49,6 +53,10 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 			Name: "clever_operator_reconcile_errors_total",
 			Help: "Failed engine passes, by kind and condition reason.",
 		}, []string{"kind", "reason"}),
+		StatusHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clever_operator_status_handoffs_total",
+			Help: "First publications whose status the engine handed to the Helm side's write after the install, by kind and by who wrote it (helm; engine: the Helm side had not within the deadline; missed: the Helm side wrote before the handoff was ready).",
+		}, []string{"kind", "outcome"}),
 	}
 	m.resources = &resourcesCollector{desc: prometheus.NewDesc(
 		"clever_operator_resources", "Custom resources by kind and Ready condition status (True, False, Unknown).", []string{"kind", "ready"}, nil),
@@ -57,7 +65,7 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 		price: prometheus.NewDesc("clever_operator_ready_resources_price_per_hour",
 			"Sum of the hourly prices (status.price.hourly, excluding VAT) of the Ready resources, by namespace, kind and currency: what each team's add-ons cost. Multiply by 720 for the console's 30 days.", []string{"resource_namespace", "kind", "currency"}, nil)}
 	m.resources.set(reader, kinds)
-	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.resources} {
+	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.StatusHandoffs, m.resources} {
 		_ = reg.Register(c)
 	}
 	metricsOnce.Store(reg, m)

@@ -215,8 +215,8 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		s.obj.Object = next.Object
 		return nil
 	})
-	if err == nil && s.writes > 0 && s.overlay != nil {
-		r.Handoff.drop(s.obj.GetUID()) // written with this pass's status
+	if err == nil && s.writes > 0 && s.overlay != nil && r.Handoff.drop(s.obj.GetUID()) {
+		r.Handoff.observe("engine") // written with this pass's status
 	}
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -220,6 +220,9 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 			r.writeClaim(ctx, s)
 		}
 		r.flushEvents(s)
+		if err == nil {
+			res = r.requeueForHandoff(s.obj.GetUID(), res)
+		}
 		tracing.EndPass(ctx, s.obj.GetUID(), s.mode, addonReadyReason(s.obj), s.writes)
 	}()
 	return end(r.run(ctx, s))

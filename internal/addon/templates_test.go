@@ -2,6 +2,7 @@ package addon
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -109,7 +110,12 @@ func TestRenderTemplatesRefusesHostileTemplates(t *testing.T) {
 				t.Fatalf("want a TemplateError, got %v (output %d bytes)", err, len(out["K"]))
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, "spec.secret.templates[K] ") || !strings.Contains(msg, c.want) {
+			// Work and time are two bounds on the same loop: on a loaded machine (the tests of
+			// other packages running beside) the time bound can come first; either refusal is
+			// the one the user must get.
+			said := strings.Contains(msg, c.want) ||
+				strings.HasPrefix(c.want, "takes too much work") && strings.Contains(msg, fmt.Sprintf("takes more than %s to render", MaxTemplateTime))
+			if !strings.HasPrefix(msg, "spec.secret.templates[K] ") || !said {
 				t.Fatalf("message %q does not say %q", msg, c.want)
 			}
 			for _, v := range append(values(tmplData), "operator-env-S3cret") {

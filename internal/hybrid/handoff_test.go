@@ -3,11 +3,13 @@ package hybrid
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -100,5 +102,42 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 		if id, _, _ := unstructured.NestedString(u.Object, "status", "addon"); id != "" {
 			t.Fatal("a paused Helm write carried the handoff")
 		}
+	}
+}
+
+// TestHelmFailureOnAHandedOffStatusIsAnnounced: when the Helm write that carries the engine's
+// first publication shows a Helm failure (a foreign Secret in the way: SecretConflict), the
+// Warning event is recorded: the failure is derived with the engine's AddonReady, which only
+// the handoff brings.
+func TestHelmFailureOnAHandedOffStatusIsAnnounced(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "api.clever-cloud.com/v1", "kind": "Redis",
+		"metadata": map[string]any{"name": "r", "namespace": "ns", "uid": "uid-c", "resourceVersion": "3", "generation": int64(1)},
+	}}
+	h := addon.NewStatusHandoff()
+	h.Give("uid-c", []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
+		conds, _ := status.Set(status.Conditions(u), status.Condition{Type: status.TypeAddonReady, Status: "True", Reason: status.ReasonProvisioned, Message: "ok", ObservedGeneration: 1}, time.Now())
+		status.SetConditions(u, conds)
+	}})
+	rec := record.NewFakeRecorder(10)
+	w := &recordingStatus{}
+	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h).WithRecorder(rec)}
+	u := live.DeepCopy()
+	conds, _ := status.Set(nil, status.Condition{Type: status.TypeReleaseFailed, Status: "True", Reason: "InstallError",
+		Message: `Secret "r-secrets" in namespace "ns" exists and cannot be imported into the current release: invalid ownership metadata`}, time.Now())
+	status.SetConditions(u, conds)
+	if err := sw.Update(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := status.Find(status.Conditions(w.written[0]), status.TypeReady); r.Reason != status.ReasonSecretConflict {
+		t.Fatalf("Ready %+v, want SecretConflict", r)
+	}
+	select {
+	case e := <-rec.Events:
+		if !strings.HasPrefix(e, "Warning "+status.ReasonSecretConflict) {
+			t.Fatalf("event %q", e)
+		}
+	default:
+		t.Fatal("no Warning event for the conflict")
 	}
 }

@@ -153,6 +153,7 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 		if len(opts) == 0 && !helmPaused && u.GetDeletionTimestamp() == nil {
 			done = w.c.takeHandoff(ctx, u)
 		}
+		w.c.announce(live, u)
 		if live != nil && len(opts) == 0 {
 			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
@@ -271,9 +272,21 @@ func newerVersion(a, b string) bool {
 
 func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		w.c.fix(ctx, u)
+		live, _ := w.c.fix(ctx, u)
+		w.c.announce(live, u)
 	}
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// announce records a Warning event when the status about to be written, u, shows a Helm
+// failure that live (the cache's copy) did not (status.HelmFailureShown).
+func (c *StatusClient) announce(live, u *unstructured.Unstructured) {
+	if c.recorder == nil || live == nil {
+		return
+	}
+	if ready, shown := status.HelmFailureShown(live, u); shown {
+		c.recorder.Event(u, corev1.EventTypeWarning, ready.Reason, ready.Message)
+	}
 }
 
 // fix rewrites the status the Helm reconciler is about to write and returns the live
@@ -297,11 +310,6 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*
 	// marks its conditions Unknown and renders nothing: the Secret it rendered stays, so a
 	// resource that was Ready stays Ready even if the engine has not recorded the pause yet.
 	status.ApplyReadyPaused(u, c.now(), helmPaused)
-	if c.recorder != nil && found {
-		if ready, shown := status.HelmFailureShown(live, u); shown {
-			c.recorder.Event(u, corev1.EventTypeWarning, ready.Reason, ready.Message)
-		}
-	}
 	if !found {
 		return nil, helmPaused
 	}

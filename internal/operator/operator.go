@@ -255,6 +255,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		// The first publication of a resource writes its status once, with the Helm side's
 		// write after the install (addon.StatusHandoff).
 		handoff := addon.NewStatusHandoff()
+		handoffs := engineMetrics.StatusHandoffs.MustCurryWith(prometheus.Labels{"kind": kind.GVK.Kind})
+		handoff.Observe = func(outcome string) { handoffs.WithLabelValues(outcome).Inc() }
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
 			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
 			Releases: releases, Handoff: handoff,

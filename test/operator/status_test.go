@@ -228,6 +228,10 @@ var _ = Describe("status writes of a new resource", func() {
 		w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		defer w.Stop()
+		handedToHelm := func() float64 {
+			return counterValue("clever_operator_status_handoffs_total", map[string]string{"kind": "PostgreSql", "outcome": "helm"})
+		}
+		before := handedToHelm()
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		var seen []string
 		for ev := range w.ResultChan() {
@@ -249,6 +253,7 @@ var _ = Describe("status writes of a new resource", func() {
 			if addonReady == "True" {
 				Expect(ready).To(Equal("True"), "a version with AddonReady=True but not Ready: %v", seen)
 				Expect(secret).To(Equal(cr.GetName() + "-secrets"))
+				Eventually(handedToHelm).Should(BeNumerically(">", before), "clever_operator_status_handoffs_total{outcome=helm} did not count it")
 				return
 			}
 		}
@@ -265,4 +270,30 @@ func statusConditions(u *unstructured.Unstructured) []map[string]any {
 		}
 	}
 	return out
+}
+
+// counterValue reads a counter of the operator's registry (0 when the series does not exist).
+func counterValue(name string, labels map[string]string) float64 {
+	GinkgoHelper()
+	families, err := registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }
