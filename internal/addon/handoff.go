@@ -158,7 +158,7 @@ func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*u
 	}
 	past := !h.clock().Before(ho.due)
 	if ho.written != "" {
-		if past || !rvNewer(ho.written, cached) {
+		if past || !NewerResourceVersion(ho.written, cached) {
 			delete(h.m, uid)
 			return nil, false
 		}
@@ -167,9 +167,10 @@ func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*u
 	return ho.changes, !ho.inFlight && past
 }
 
-// rvNewer says whether resourceVersion a is known to be newer than b (the API server's are
-// etcd revisions; anything else is not assumed newer).
-func rvNewer(a, b string) bool {
+// NewerResourceVersion says whether resourceVersion a is known to be newer than b. Resource
+// versions are opaque, but the API server's are etcd revisions (integers): when either is not
+// one, nothing is assumed.
+func NewerResourceVersion(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x > y

@@ -166,20 +166,12 @@ func newHarness(t *testing.T, k *Kind, api API, objs ...client.Object) *harness 
 
 func (h *harness) pass(t *testing.T, u *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(u.GroupVersionKind())
-	if err := h.cl.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.r.reconcileObject(context.Background(), live); err != nil {
+	if _, err := h.r.reconcileObject(context.Background(), h.get(t, u)); err != nil {
 		if _, ok := err.(*clevercloud.APIError); !ok {
 			t.Fatalf("pass: %v", err)
 		}
 	}
-	if err := h.cl.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
-		t.Fatal(err)
-	}
-	return live
+	return h.get(t, u)
 }
 
 func ready(u *unstructured.Unstructured) string {

@@ -3,7 +3,6 @@ package hybrid
 import (
 	"context"
 	"sort"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -155,7 +154,7 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 		}
 		w.c.announce(live, u)
 		if live != nil && len(opts) == 0 {
-			if newerVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
+			if addon.NewerResourceVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
 			if live.GetResourceVersion() == u.GetResourceVersion() && (sameStatus(live, u) || helmPaused && sameStatus(live, withoutNewUnknowns(u, live))) {
@@ -259,15 +258,6 @@ func conditionType(c any) string {
 func waitingForEngine(u *unstructured.Unstructured) bool {
 	_, reported := status.Find(status.Conditions(u), status.TypeAddonReady)
 	return !reported && u.GetDeletionTimestamp() == nil
-}
-
-// newerVersion says whether resourceVersion a is known to be newer than b. Resource versions
-// are opaque, but the API server's are etcd revisions (integers): when either is not one,
-// nothing is assumed.
-func newerVersion(a, b string) bool {
-	x, err1 := strconv.ParseUint(a, 10, 64)
-	y, err2 := strconv.ParseUint(b, 10, 64)
-	return err1 == nil && err2 == nil && x > y
 }
 
 func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
