@@ -28,8 +28,13 @@ import (
 //     for the pass to end and fill it, else writes without it and the pass writes its own;
 //   - the engine pass that handed its status off runs again after Deadline; a handoff still
 //     there (the Helm side has not written, or its write failed) is then written by the engine;
-//   - an engine pass meanwhile sees the handed-off status as written (plan reads it);
-//   - a restart loses it: the next pass is a full one, as for any resource without status.
+//   - an engine pass meanwhile sees the handed-off status as written (plan reads it); one that
+//     writes status claims the handoff first, so the Helm side no longer applies it on top of
+//     that newer status (its write, if already under way, then conflicts with the engine's);
+//   - the Helm side applies it only to the generation the engine's pass worked on: after a
+//     spec edit, the engine's pass for the new generation writes it;
+//   - a restart loses it: the next pass is a full one, as for any resource without status;
+//     one left behind (its resource deleted, or no longer this operator's) is swept.
 //
 // One StatusHandoff is shared by one kind's engine and Helm side (internal/operator); an
 // engine without one (unit tests, the engine alone) writes its status itself.
@@ -38,28 +43,37 @@ type StatusHandoff struct {
 	Wait time.Duration
 	// Deadline is when the engine writes a handoff the Helm side has not (default 15 s).
 	Deadline time.Duration
-	// Observe, when set, is told who wrote each handoff: "helm", "engine" (at the deadline)
-	// or "missed" (the Helm side wrote while it was open; the engine wrote at once).
+	// Observe, when set, is told who wrote each handoff: "helm", "engine" (at the deadline,
+	// or with a status of its own) or "missed" (the Helm side wrote while it was open; the
+	// engine wrote at once).
 	Observe func(outcome string)
 	now     func() time.Time
 
-	mu sync.Mutex
-	m  map[types.UID]*handoff
+	mu        sync.Mutex
+	m         map[types.UID]*handoff
+	lastSweep time.Time
 }
 
 type handoff struct {
-	filled   chan struct{} // closed by fill or cancel
-	changes  []func(*unstructured.Unstructured)
-	ok       bool      // filled with changes (not cancelled)
-	missed   bool      // the Helm side wrote while it was open: the engine writes itself
-	inFlight bool      // the Helm side is writing it
-	due      time.Time // after it, the engine writes it
+	filled     chan struct{} // closed by fill or cancel
+	changes    []func(*unstructured.Unstructured)
+	generation int64     // the resource's generation the pass worked on
+	ok         bool      // filled with changes (not cancelled)
+	missed     bool      // the Helm side wrote while it was open: the engine writes itself
+	inFlight   bool      // a Helm write took it
+	claimed    bool      // the engine writes it: the Helm side no longer applies it
+	counted    bool      // its outcome was observed
+	born, due  time.Time // opened; after due, the engine writes it
 	// written is the resourceVersion of the Helm side's write that carried it: kept until the
 	// engine's cache has caught up with it, so a pass in between still sees it as written.
 	written string
 }
 
-func (h *StatusHandoff) observe(outcome string) {
+func (h *StatusHandoff) observe(ho *handoff, outcome string) {
+	if ho.counted {
+		return
+	}
+	ho.counted = true
 	if h.Observe != nil {
 		h.Observe(outcome)
 	}
@@ -77,6 +91,17 @@ func (h *StatusHandoff) clock() time.Time {
 	return time.Now()
 }
 
+func (h *StatusHandoff) deadline() time.Duration {
+	if h.Deadline > 0 {
+		return h.Deadline
+	}
+	return 15 * time.Second
+}
+
+// lifetime bounds how long a handoff is held at all (opened, filled, written and not yet seen
+// in the engine's cache): past it, nothing that holds one is still going on.
+func (h *StatusHandoff) lifetime() time.Duration { return 4 * h.deadline() }
+
 // open starts a handoff for uid (before the source Secret is written). It replaces none: a
 // resource with one already open or pending is not handed off again (false).
 func (h *StatusHandoff) open(uid types.UID) bool {
@@ -85,37 +110,58 @@ func (h *StatusHandoff) open(uid types.UID) bool {
 	if h.m == nil {
 		h.m = map[types.UID]*handoff{}
 	}
+	now := h.clock()
+	h.sweep(now)
 	if _, ok := h.m[uid]; ok {
 		return false
 	}
-	h.m[uid] = &handoff{filled: make(chan struct{})}
+	h.m[uid] = &handoff{filled: make(chan struct{}), born: now}
 	return true
 }
 
-// fill hands the pass's status changes over. false: the Helm side already wrote while the
-// handoff was open (or it is gone), and the caller writes them itself.
-func (h *StatusHandoff) fill(uid types.UID, changes []func(*unstructured.Unstructured)) bool {
+// sweep forgets, at most once per deadline, the handoffs held longer than their lifetime:
+// those of resources no pass came back to (deleted, or no longer selected by this operator).
+func (h *StatusHandoff) sweep(now time.Time) {
+	if now.Sub(h.lastSweep) < h.deadline() {
+		return
+	}
+	h.lastSweep = now
+	for uid, ho := range h.m {
+		if !ho.inFlight && now.Sub(ho.born) > h.lifetime() {
+			h.remove(uid, ho)
+		}
+	}
+}
+
+// remove deletes uid's handoff, releasing a Helm side that waits for it.
+func (h *StatusHandoff) remove(uid types.UID, ho *handoff) {
+	if !ho.ok {
+		select {
+		case <-ho.filled:
+		default:
+			close(ho.filled)
+		}
+	}
+	delete(h.m, uid)
+}
+
+// fill hands the pass's status changes (made on generation) over. false: the Helm side
+// already wrote while the handoff was open (or it is gone), and the caller writes them itself.
+func (h *StatusHandoff) fill(uid types.UID, generation int64, changes []func(*unstructured.Unstructured)) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ho, ok := h.m[uid]
-	if !ok || ho.missed || ho.ok {
-		if ok && !ho.ok {
-			close(ho.filled)
-			delete(h.m, uid)
-			h.observe("missed")
-		}
+	if !ok || ho.ok {
 		return false
 	}
-	ho.changes, ho.ok, ho.due = changes, true, h.clock().Add(h.deadline())
+	if ho.missed {
+		h.remove(uid, ho)
+		h.observe(ho, "missed")
+		return false
+	}
+	ho.changes, ho.generation, ho.ok, ho.due = changes, generation, true, h.clock().Add(h.deadline())
 	close(ho.filled)
 	return true
-}
-
-func (h *StatusHandoff) deadline() time.Duration {
-	if h.Deadline > 0 {
-		return h.Deadline
-	}
-	return 15 * time.Second
 }
 
 // cancel closes an open handoff that the pass will not fill (it wrote its status itself).
@@ -123,30 +169,49 @@ func (h *StatusHandoff) cancel(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ho, ok := h.m[uid]; ok && !ho.ok {
-		close(ho.filled)
-		delete(h.m, uid)
+		h.remove(uid, ho)
 	}
 }
 
-// drop forgets uid's handoff (the engine wrote it, or the resource is being deleted); it
-// says whether it held one filled and not written by the Helm side.
-func (h *StatusHandoff) drop(uid types.UID) (unwritten bool) {
+// drop forgets uid's handoff (the resource is being deleted, or no longer this operator's).
+func (h *StatusHandoff) drop(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ho, ok := h.m[uid]; ok {
+		h.remove(uid, ho)
+	}
+}
+
+// claim is the engine's, before a status write of its own for uid: a filled handoff not
+// written yet is now the engine's to write (the Helm side no longer applies it).
+func (h *StatusHandoff) claim(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ho, ok := h.m[uid]; ok && ho.ok && ho.written == "" {
+		ho.claimed = true
+	}
+}
+
+// settle is the engine's, after its status write for uid succeeded: a handoff it held was
+// written with it.
+func (h *StatusHandoff) settle(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ho, ok := h.m[uid]
-	if !ok {
-		return false
+	if !ok || !ho.ok {
+		return
 	}
-	if !ho.ok {
-		close(ho.filled)
+	if ho.written == "" {
+		h.observe(ho, "engine")
 	}
-	delete(h.m, uid)
-	return ho.ok && ho.written == ""
+	h.remove(uid, ho)
 }
 
 // pending is what an engine pass over uid finds at its start: the handed-off changes, and
-// whether they are due for the engine to write (past the deadline and not being written by
-// the Helm side). Nothing (nil) when no filled handoff is there.
+// whether they are now the pass's own to write (due: past the deadline, or claimed by an
+// earlier pass whose write failed, and no Helm write under way); a due handoff is taken out
+// in the same step, so the Helm side cannot take it too. Nothing (nil) when no filled
+// handoff is there.
 // cached is the resourceVersion of the engine's copy of the resource: a handoff the Helm side
 // wrote is forgotten once that copy is at least as new as the write.
 func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*unstructured.Unstructured), due bool) {
@@ -156,15 +221,20 @@ func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*u
 	if !ok || !ho.ok {
 		return nil, false
 	}
-	past := !h.clock().Before(ho.due)
+	now := h.clock()
 	if ho.written != "" {
-		if past || !NewerResourceVersion(ho.written, cached) {
-			delete(h.m, uid)
+		if !NewerResourceVersion(ho.written, cached) || now.Sub(ho.born) > h.lifetime() {
+			h.remove(uid, ho)
 			return nil, false
 		}
 		return ho.changes, false
 	}
-	return ho.changes, !ho.inFlight && past
+	if ho.inFlight || !ho.claimed && now.Before(ho.due) {
+		return ho.changes, false
+	}
+	h.remove(uid, ho)
+	h.observe(ho, "engine")
+	return ho.changes, true
 }
 
 // NewerResourceVersion says whether resourceVersion a is known to be newer than b. Resource
@@ -176,20 +246,61 @@ func NewerResourceVersion(a, b string) bool {
 	return err1 == nil && err2 == nil && x > y
 }
 
-// Take is the Helm side's: the engine's changes to apply to the status it is about to write
-// for uid, waiting up to Wait for a handoff being filled, and done, to call with the
-// resourceVersion the write produced ("": it failed, and the handoff is left for the next
-// write, or the engine's deadline). No changes: nothing was handed off (done is a no-op).
-func (h *StatusHandoff) Take(ctx context.Context, uid types.UID) (changes []func(*unstructured.Unstructured), done func(writtenRV string)) {
-	noop := func(string) {}
+// HandedOff is a handoff the Helm side took for one status write (StatusHandoff.Take). Its
+// methods do nothing on nil (nothing was handed off).
+type HandedOff struct {
+	h       *StatusHandoff
+	ho      *handoff
+	applied bool
+}
+
+// Apply applies the engine's changes to u, the status about to be written, unless the engine
+// has claimed them since Take (it writes a newer status itself); it says whether it did. Call
+// it after reading the live status u is merged from.
+func (t *HandedOff) Apply(u *unstructured.Unstructured) bool {
+	if t == nil {
+		return false
+	}
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	if t.ho.claimed {
+		return false
+	}
+	for _, c := range t.ho.changes {
+		c(u)
+	}
+	t.applied = true
+	return true
+}
+
+// Done ends the write with the resourceVersion it produced ("": it failed, and the handoff is
+// left for the next write, or the engine's deadline).
+func (t *HandedOff) Done(writtenRV string) {
+	if t == nil {
+		return
+	}
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	t.ho.inFlight = false
+	if writtenRV != "" && t.applied {
+		t.ho.written = writtenRV
+		t.h.observe(t.ho, "helm")
+	}
+}
+
+// Take is the Helm side's, before the status write for uid at generation: what the engine
+// handed off for it, waiting up to Wait for a handoff being filled. nil: nothing to carry
+// (none, still open after the wait, already carried or being carried, claimed by the engine,
+// or made on another generation).
+func (h *StatusHandoff) Take(ctx context.Context, uid types.UID, generation int64) *HandedOff {
 	if h == nil {
-		return nil, noop
+		return nil
 	}
 	h.mu.Lock()
 	ho, ok := h.m[uid]
 	h.mu.Unlock()
 	if !ok {
-		return nil, noop
+		return nil
 	}
 	wait := h.Wait
 	if wait <= 0 {
@@ -205,27 +316,19 @@ func (h *StatusHandoff) Take(ctx context.Context, uid types.UID) (changes []func
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m[uid] != ho {
-		return nil, noop
+		return nil
 	}
 	if !ho.ok {
 		// Still open: this write goes out without the engine's status, which the engine
 		// then writes itself when its pass ends.
 		ho.missed = true
-		return nil, noop
+		return nil
 	}
-	if ho.inFlight || ho.written != "" {
-		return nil, noop // another write of the Helm side carries it, or carried it
+	if ho.inFlight || ho.written != "" || ho.claimed || ho.generation != generation {
+		return nil
 	}
 	ho.inFlight = true
-	return ho.changes, func(rv string) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		ho.inFlight = false
-		if rv != "" {
-			ho.written = rv
-			h.observe("helm")
-		}
-	}
+	return &HandedOff{h: h, ho: ho}
 }
 
 // Len is the number of handoffs held (tests).
@@ -264,12 +367,12 @@ func (s *pass) handOff() {
 }
 
 // dueIn is how long until uid's handoff is due for the engine (a second past its deadline),
-// when one is held.
+// when one not written by the Helm side is held.
 func (h *StatusHandoff) dueIn(uid types.UID) (time.Duration, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ho, ok := h.m[uid]
-	if !ok || !ho.ok {
+	if !ok || !ho.ok || ho.written != "" {
 		return 0, false
 	}
 	return max(ho.due.Sub(h.clock()), 0) + time.Second, true
@@ -300,9 +403,6 @@ func (r *Reconciler) takeHandedOff(s *pass) {
 		return
 	}
 	if due {
-		if r.Handoff.drop(s.obj.GetUID()) {
-			r.Handoff.observe("engine")
-		}
 		s.log.V(1).Info("the Helm side has not written the handed-off status; writing it")
 		for _, c := range changes {
 			s.set(c)
@@ -318,6 +418,6 @@ func (r *Reconciler) takeHandedOff(s *pass) {
 
 // Give opens and fills a handoff for uid in one step: what a pass does around its source
 // Secret write, for callers outside a pass (the Helm side's tests). false: one is held.
-func (h *StatusHandoff) Give(uid types.UID, changes []func(*unstructured.Unstructured)) bool {
-	return h.open(uid) && h.fill(uid, changes)
+func (h *StatusHandoff) Give(uid types.UID, generation int64, changes []func(*unstructured.Unstructured)) bool {
+	return h.open(uid) && h.fill(uid, generation, changes)
 }

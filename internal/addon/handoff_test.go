@@ -55,17 +55,15 @@ func (h *harness) helmWrite(t *testing.T, u *unstructured.Unstructured) bool {
 	t.Helper()
 	live := h.get(t, u)
 	setCondition(live, status.TypeDeployed, metav1.ConditionTrue, "InstallSuccessful", "", time.Now())
-	changes, done := h.r.Handoff.Take(context.Background(), live.GetUID())
-	for _, c := range changes {
-		c(live)
-	}
+	handed := h.r.Handoff.Take(context.Background(), live.GetUID(), live.GetGeneration())
+	carried := handed.Apply(live)
 	status.ApplyReady(live, time.Now())
 	if err := h.cl.Status().Update(context.Background(), live); err != nil {
-		done("")
+		handed.Done("")
 		t.Fatal(err)
 	}
-	done(live.GetResourceVersion())
-	return len(changes) > 0
+	handed.Done(live.GetResourceVersion())
+	return carried
 }
 
 var handoffEnv = []clevercloud.Variable{{Name: "AZIMUTT_URL", Value: "https://az"}}
@@ -139,6 +137,46 @@ func TestHandoffNotWrittenByHelmIsWrittenByTheEngine(t *testing.T) {
 	}
 }
 
+// TestEngineWriteClaimsTheHandoff: a pass that writes a status of its own while a handoff is
+// held (here: the user pauses the resource before the Helm side wrote) writes the handed-off
+// status with it, and from before that write the Helm side no longer applies it (it would
+// bring older changes back on top of the engine's newer status).
+func TestEngineWriteClaimsTheHandoff(t *testing.T) {
+	api := &fakeAPI{env: handoffEnv}
+	h, u, _ := handoffHarness(t, api, nil)
+	h.passResult(t, u)
+	var outcomes []string
+	h.r.Handoff.Observe = func(o string) { outcomes = append(outcomes, o) }
+	live := h.get(t, u)
+	live.SetAnnotations(map[string]string{AnnotationPaused: "true"})
+	if err := h.cl.Update(context.Background(), live); err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	h.cl.beforeStatus = func() {
+		if h.r.Handoff.Take(context.Background(), u.GetUID(), live.GetGeneration()) != nil {
+			taken++
+		}
+	}
+	h.statusWrites, api.calls = 0, nil
+	_, got := h.passResult(t, u)
+	if taken != 0 {
+		t.Fatal("the Helm side took a handoff during the engine's own status write")
+	}
+	if h.statusWrites != 1 || len(api.calls) != 0 || h.r.Handoff.Len() != 0 {
+		t.Fatalf("status writes %d, calls %v, handoffs held %d", h.statusWrites, api.calls, h.r.Handoff.Len())
+	}
+	if ready(got) != "True/"+status.ReasonProvisioned {
+		t.Fatalf("AddonReady %s: the handed-off status was not written with the pass's", ready(got))
+	}
+	if p, _ := status.Find(status.Conditions(got), status.TypePaused); p.Status != "True" {
+		t.Fatalf("Paused %+v", p)
+	}
+	if len(outcomes) != 1 || outcomes[0] != "engine" {
+		t.Fatalf("outcomes %v", outcomes)
+	}
+}
+
 // TestHandoffOnlyForAFirstPublication: a pass whose resource already has a source Secret, or
 // that Helm has deployed, or that is paused, writes its own status.
 func TestHandoffOnlyForAFirstPublication(t *testing.T) {
@@ -184,51 +222,58 @@ func TestHandoffStates(t *testing.T) {
 	h := &StatusHandoff{Wait: 20 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock },
 		Observe: func(o string) { outcomes = append(outcomes, o) }}
 	const uid = types.UID("u")
+	u := &unstructured.Unstructured{Object: map[string]any{}}
 
-	if got, _ := h.Take(ctx, uid); got != nil {
+	if h.Take(ctx, uid, 1) != nil {
 		t.Fatal("nothing handed off, yet changes")
 	}
 	// Open, not filled: the Helm write waits Wait, goes without; the fill is refused.
 	if !h.open(uid) || h.open(uid) {
 		t.Fatal("open: first true, second false")
 	}
-	if got, _ := h.Take(ctx, uid); got != nil {
+	if h.Take(ctx, uid, 1) != nil {
 		t.Fatal("an open handoff was taken before it was filled")
 	}
-	if h.fill(uid, changes) || h.Len() != 0 {
+	if h.fill(uid, 1, changes) || h.Len() != 0 {
 		t.Fatal("filled after a Helm write went out without it")
 	}
 	// Filled while the Helm side waits: taken.
 	h.open(uid)
-	go func() { time.Sleep(5 * time.Millisecond); h.fill(uid, changes) }()
+	go func() { time.Sleep(5 * time.Millisecond); h.fill(uid, 1, changes) }()
 	h.Wait = time.Second
-	got, done := h.Take(ctx, uid)
-	if len(got) != 1 {
+	handed := h.Take(ctx, uid, 1)
+	if !handed.Apply(u) {
 		t.Fatal("a handoff filled during the wait was not taken")
 	}
 	// In flight: another Take gets nothing; pending says not due even past the deadline.
-	if again, _ := h.Take(ctx, uid); again != nil {
+	if h.Take(ctx, uid, 1) != nil {
 		t.Fatal("taken twice while in flight")
 	}
 	clock = clock.Add(time.Minute)
 	if c, due := h.pending(uid, "5"); c == nil || due {
 		t.Fatalf("in flight: pending %v due %v", c != nil, due)
 	}
-	done("") // the write failed
-	if c, due := h.pending(uid, "5"); c == nil || !due {
-		t.Fatal("after a failed write past the deadline the engine writes it")
-	}
-	got, done = h.Take(ctx, uid)
-	if len(got) != 1 {
+	handed.Done("") // the write failed
+	handed = h.Take(ctx, uid, 1)
+	if !handed.Apply(u) {
 		t.Fatal("a failed write's handoff was not offered again")
 	}
 	clock = time.Unix(1000, 0)
-	done("7")
+	handed.Done("7")
 	if c, due := h.pending(uid, "6"); c == nil || due {
 		t.Fatal("written at 7, cache at 6: seen as written, not due")
 	}
-	if again, _ := h.Take(ctx, uid); again != nil {
+	if h.Take(ctx, uid, 1) != nil {
 		t.Fatal("a written handoff was taken again")
+	}
+	// Written, and the cache still behind it past the deadline (a burst): still seen as
+	// written (a full pass would call Clever Cloud), and no pass is brought forward for it.
+	clock = clock.Add(2 * h.Deadline)
+	if c, due := h.pending(uid, "6"); c == nil || due {
+		t.Fatal("written at 7, cache at 6, past the deadline: forgotten")
+	}
+	if _, ok := h.dueIn(uid); ok {
+		t.Fatal("a written handoff brings the engine's pass forward")
 	}
 	if c, _ := h.pending(uid, "7"); c != nil || h.Len() != 0 {
 		t.Fatal("cache at the written version: forgotten")
@@ -236,14 +281,117 @@ func TestHandoffStates(t *testing.T) {
 	// Cancelled and dropped handoffs release a waiting Helm side at once.
 	h.open(uid)
 	h.cancel(uid)
-	if got, _ := h.Take(ctx, uid); got != nil || h.Len() != 0 {
+	if h.Take(ctx, uid, 1) != nil || h.Len() != 0 {
 		t.Fatal("cancelled")
 	}
 	if got := strings.Join(outcomes, ","); got != "missed,helm" {
 		t.Fatalf("outcomes observed %q, want missed,helm", got)
 	}
 	var nilH *StatusHandoff
-	if got, done := nilH.Take(ctx, uid); got != nil || done == nil {
+	if handed := nilH.Take(ctx, uid, 1); handed != nil || handed.Apply(u) {
 		t.Fatal("a nil handoff takes nothing")
 	}
+	handed.Done("1") // nil: no-op
+}
+
+// TestHandoffClaimedByTheEngine: a handoff the engine claims (it is about to write a status
+// of its own, newer) is no longer applied by the Helm side, even one taken before the claim;
+// a claim whose write failed leaves it due for the engine's next pass at once; a due handoff
+// is taken out in the same step as pending says so (the Helm side cannot take it too); each
+// handoff's outcome is counted once.
+func TestHandoffClaimedByTheEngine(t *testing.T) {
+	ctx := context.Background()
+	changes := []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "old", "status", "addon")
+	}}
+	clock := time.Unix(1000, 0)
+	var outcomes []string
+	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock },
+		Observe: func(o string) { outcomes = append(outcomes, o) }}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+
+	// Claimed before the Helm side takes it: not taken.
+	h.Give("a", 1, changes)
+	h.claim("a")
+	if h.Take(ctx, "a", 1) != nil {
+		t.Fatal("a claimed handoff was taken")
+	}
+	// The engine's write failed: the next pass writes it at once, before the deadline.
+	if c, due := h.pending("a", "1"); c == nil || !due || h.Len() != 0 {
+		t.Fatalf("claimed, write failed: pending %v due %v held %d", c != nil, due, h.Len())
+	}
+
+	// Taken, then claimed before the Helm side applies it: not applied.
+	h.Give("b", 1, changes)
+	handed := h.Take(ctx, "b", 1)
+	h.claim("b")
+	if handed.Apply(u) {
+		t.Fatal("a handoff claimed after Take was applied")
+	}
+	if _, found, _ := unstructured.NestedString(u.Object, "status", "addon"); found {
+		t.Fatal("claimed changes reached the Helm write")
+	}
+	handed.Done("9") // the Helm write went out without it
+	h.settle("b")    // the engine's write carried it
+	if h.Len() != 0 {
+		t.Fatal("settled, still held")
+	}
+
+	// Due and not in flight: pending takes it out; a Take after that gets nothing.
+	h.Give("c", 1, changes)
+	clock = clock.Add(h.Deadline)
+	if c, due := h.pending("c", "1"); c == nil || !due {
+		t.Fatal("past the deadline: not due")
+	}
+	if h.Take(ctx, "c", 1) != nil {
+		t.Fatal("a handoff the engine took as due was taken by the Helm side too")
+	}
+
+	// Applied by the Helm side and written by the engine too (it conflicted, read live,
+	// wrote): counted once.
+	h.Give("d", 1, changes)
+	handed = h.Take(ctx, "d", 1)
+	handed.Apply(u)
+	handed.Done("12")
+	h.settle("d")
+	if got := strings.Join(outcomes, ","); got != "engine,engine,engine,helm" {
+		t.Fatalf("outcomes %q, want engine (a), engine (b), engine (c), helm (d)", got)
+	}
+}
+
+// TestHandoffOfAnotherGeneration: the Helm side does not apply a handoff made on another
+// generation (the spec was edited meanwhile: the engine's pass for it writes the status).
+func TestHandoffOfAnotherGeneration(t *testing.T) {
+	h := &StatusHandoff{Wait: 10 * time.Millisecond}
+	h.Give("g", 1, []func(*unstructured.Unstructured){func(*unstructured.Unstructured) {}})
+	if h.Take(context.Background(), "g", 2) != nil {
+		t.Fatal("a handoff of generation 1 taken by a write of generation 2")
+	}
+	if h.Len() != 1 {
+		t.Fatal("the handoff was lost: the engine must still find it")
+	}
+}
+
+// TestHandoffSweep: handoffs no pass comes back for (the resource was deleted, and the
+// Reconcile that found it gone knows no UID) are forgotten past their lifetime, not held
+// for ever; one the Helm side is writing is kept.
+func TestHandoffSweep(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock }}
+	none := []func(*unstructured.Unstructured){}
+	h.Give("gone", 1, none)
+	h.open("open") // a pass that died between open and fill
+	h.Give("writing", 1, none)
+	handed := h.Take(context.Background(), "writing", 1)
+	clock = clock.Add(h.lifetime() - time.Second)
+	h.Give("young", 1, none)
+	if h.Len() != 4 {
+		t.Fatalf("held %d before their lifetime, want 4", h.Len())
+	}
+	clock = clock.Add(h.Deadline + time.Second) // sweeps are a deadline apart
+	h.Give("new", 1, none)
+	if h.Len() != 3 { // writing, young, new
+		t.Fatalf("held %d past the lifetime, want 3 (in flight, young, new)", h.Len())
+	}
+	handed.Done("")
 }

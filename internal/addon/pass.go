@@ -174,7 +174,7 @@ func end(err error) (ctrl.Result, error) {
 // CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
 func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 	if s.handoffOpen {
-		if s.handingOff && !s.released && !s.syncPause && r.Handoff.fill(s.obj.GetUID(), s.changes) {
+		if s.handingOff && !s.released && !s.syncPause && r.Handoff.fill(s.obj.GetUID(), s.obj.GetGeneration(), s.changes) {
 			s.log.V(1).Info("status handed off to the Helm side's write")
 			return nil
 		}
@@ -205,6 +205,9 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
 			return nil
 		}
+		if r.Handoff != nil {
+			r.Handoff.claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
+		}
 		if err := r.Client.Status().Update(ctx, next); err != nil {
 			return err
 		}
@@ -215,8 +218,8 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		s.obj.Object = next.Object
 		return nil
 	})
-	if err == nil && s.writes > 0 && s.overlay != nil && r.Handoff.drop(s.obj.GetUID()) {
-		r.Handoff.observe("engine") // written with this pass's status
+	if err == nil && s.writes > 0 && r.Handoff != nil {
+		r.Handoff.settle(s.obj.GetUID()) // a handoff it held was written with this pass's status
 	}
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -88,7 +88,8 @@ func (a *fakeAPI) CreateAddon(_ context.Context, _ string, o clevercloud.CreateO
 type countingClient struct {
 	client.Client
 	statusWrites, writes *int
-	conflicts            int // the next status writes that answer a conflict
+	conflicts            int    // the next status writes that answer a conflict
+	beforeStatus         func() // called before each status write
 }
 
 func (c *countingClient) Update(ctx context.Context, o client.Object, opts ...client.UpdateOption) error {
@@ -111,6 +112,9 @@ type countingStatus struct {
 }
 
 func (w *countingStatus) Update(ctx context.Context, o client.Object, opts ...client.SubResourceUpdateOption) error {
+	if w.c.beforeStatus != nil {
+		w.c.beforeStatus()
+	}
 	if w.c.conflicts > 0 {
 		w.c.conflicts--
 		return apierrors.NewConflict(schema.GroupResource{Resource: "azimutts"}, o.GetName(), nil)

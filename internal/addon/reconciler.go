@@ -199,6 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// Requests also come from raw sources (credentials wake-ups, waiters), which the For
 	// predicate does not filter: a resource the selector does not match is not this engine's.
 	if r.Selector != nil && !r.Selector.Empty() && !r.Selector.Matches(labels.Set(obj.GetLabels())) {
+		r.forget(obj) // relabelled away from this operator: what it remembered of it is stale
 		return ctrl.Result{}, nil
 	}
 	ctx = logr.NewContext(ctx, r.Log.WithValues(r.Kind.Lower(), req.NamespacedName))
@@ -360,7 +361,7 @@ func dropNew(uid types.UID) {
 	newMu.Unlock()
 }
 
-// forget drops what the engine remembers of a resource being deleted.
+// forget drops what the engine remembers of a resource being deleted (or no longer selected).
 func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	dropNew(obj.GetUID())
 	r.observed.Delete(obj.GetUID())

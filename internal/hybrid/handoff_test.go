@@ -55,7 +55,7 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 	}
 	h := addon.NewStatusHandoff()
 	h.Wait = 10 * time.Millisecond
-	if !h.Give("uid-h", engine) {
+	if !h.Give("uid-h", 1, engine) {
 		t.Fatal("give")
 	}
 	w := &recordingStatus{fail: errors.New("conflict")}
@@ -85,10 +85,27 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 		t.Fatal("a handoff already written was carried again")
 	}
 
+	// A Helm write of another generation (the spec was edited meanwhile): not carried, left
+	// for the engine's pass over that generation.
+	hg := addon.NewStatusHandoff()
+	hg.Wait = 10 * time.Millisecond
+	live.SetUID("uid-g")
+	hg.Give("uid-g", 1, engine)
+	wg := &recordingStatus{}
+	swg := &statusWriter{SubResourceWriter: wg, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(hg)}
+	edited := helm()
+	edited.SetGeneration(2)
+	if err := swg.Update(context.Background(), edited); err != nil {
+		t.Fatal(err)
+	}
+	if id, _, _ := unstructured.NestedString(wg.written[0].Object, "status", "addon"); id != "" || hg.Len() != 1 {
+		t.Fatalf("generation 2 write carried generation 1's handoff (addon %q, held %d)", id, hg.Len())
+	}
+
 	// Paused (Helm's own Paused condition): the handoff stays for a write that renders.
 	h2 := addon.NewStatusHandoff()
 	live.SetUID("uid-p")
-	h2.Give("uid-p", engine)
+	h2.Give("uid-p", 1, engine)
 	w2 := &recordingStatus{}
 	sw2 := &statusWriter{SubResourceWriter: w2, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h2)}
 	paused := helm()
@@ -115,7 +132,7 @@ func TestHelmFailureOnAHandedOffStatusIsAnnounced(t *testing.T) {
 		"metadata": map[string]any{"name": "r", "namespace": "ns", "uid": "uid-c", "resourceVersion": "3", "generation": int64(1)},
 	}}
 	h := addon.NewStatusHandoff()
-	h.Give("uid-c", []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
+	h.Give("uid-c", 1, []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
 		conds, _ := status.Set(status.Conditions(u), status.Condition{Type: status.TypeAddonReady, Status: "True", Reason: status.ReasonProvisioned, Message: "ok", ObservedGeneration: 1}, time.Now())
 		status.SetConditions(u, conds)
 	}})

@@ -144,13 +144,20 @@ type statusWriter struct {
 // run again: one more status write per resource.
 func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// The handoff first: its wait (for the engine's pass to fill it) must come before the
+		// live read that the write is merged with and rebased on, or that copy is stale.
+		var handed *addon.HandedOff
+		if len(opts) == 0 && !helmPausedIn(u) && u.GetDeletionTimestamp() == nil {
+			handed = w.c.handoff.Take(ctx, u.GetUID(), u.GetGeneration())
+		}
 		live, helmPaused := w.c.fix(ctx, u)
 		if len(opts) == 0 && helmPaused && waitingForEngine(u) {
 			return nil
 		}
-		done := func(string) {}
-		if len(opts) == 0 && !helmPaused && u.GetDeletionTimestamp() == nil {
-			done = w.c.takeHandoff(ctx, u)
+		// After the live read: the engine claims a handoff before it writes a status of its
+		// own, so one not claimed yet cannot be older than what live holds.
+		if handed.Apply(u) {
+			status.ApplyReadyPaused(u, w.c.now(), false)
 		}
 		w.c.announce(live, u)
 		if live != nil && len(opts) == 0 {
@@ -158,34 +165,19 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
 			if live.GetResourceVersion() == u.GetResourceVersion() && (sameStatus(live, u) || helmPaused && sameStatus(live, withoutNewUnknowns(u, live))) {
-				done(u.GetResourceVersion())
+				handed.Done(u.GetResourceVersion())
 				return nil
 			}
 		}
 		err := w.SubResourceWriter.Update(ctx, obj, opts...)
 		if err != nil {
-			done("")
+			handed.Done("")
 		} else {
-			done(u.GetResourceVersion())
+			handed.Done(u.GetResourceVersion())
 		}
 		return err
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-// takeHandoff applies to u the status the engine handed off for it, if any (waiting a moment
-// for a pass that is about to hand it off), with Ready derived again, and returns what to
-// call with the write's resulting resourceVersion ("" when it failed).
-func (c *StatusClient) takeHandoff(ctx context.Context, u *unstructured.Unstructured) func(string) {
-	changes, done := c.handoff.Take(ctx, u.GetUID())
-	if len(changes) == 0 {
-		return done
-	}
-	for _, change := range changes {
-		change(u)
-	}
-	status.ApplyReadyPaused(u, c.now(), false)
-	return done
 }
 
 // withoutNewUnknowns is u without the conditions that live does not have and that u would add
@@ -286,8 +278,7 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
 	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
 	// deletion); the engine owns the user-facing one.
-	hp, _ := status.Find(status.Conditions(u), status.TypePaused)
-	helmPaused := hp.Status == string(metav1.ConditionTrue)
+	helmPaused := helmPausedIn(u)
 	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
 	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
@@ -304,6 +295,12 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*
 		return nil, helmPaused
 	}
 	return live, helmPaused
+}
+
+// helmPausedIn says whether the Helm reconciler's status u carries its own Paused=True.
+func helmPausedIn(u *unstructured.Unstructured) bool {
+	hp, _ := status.Find(status.Conditions(u), status.TypePaused)
+	return hp.Status == string(metav1.ConditionTrue)
 }
 
 // MergeEngineStatus copies the engine-owned status fields and conditions from live into u.
