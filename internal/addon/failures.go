@@ -129,9 +129,10 @@ func (s *pass) throttled(doing string, err error) error {
 	old, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
 	notReady := old.Status != string(metav1.ConditionTrue)
 	s.condition(status.TypeThrottled, metav1.ConditionTrue, status.TypeThrottled, msg)
+	now := s.r.now
 	s.set(func(u *unstructured.Unstructured) {
 		if a, ok := status.Find(status.Conditions(u), status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
-			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, s.now())
+			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, now())
 		}
 	})
 	// Like fail: a Warning when AddonReady takes this reason or message, not on every retry.

@@ -55,6 +55,7 @@ type StatusHandoff struct {
 }
 
 type handoff struct {
+	uid        types.UID
 	filled     chan struct{} // closed by fill or cancel
 	changes    []func(*unstructured.Unstructured)
 	generation int64     // the resource's generation the pass worked on
@@ -115,7 +116,7 @@ func (h *StatusHandoff) open(uid types.UID) bool {
 	if _, ok := h.m[uid]; ok {
 		return false
 	}
-	h.m[uid] = &handoff{filled: make(chan struct{}), born: now}
+	h.m[uid] = &handoff{uid: uid, filled: make(chan struct{}), born: now}
 	return true
 }
 
@@ -285,7 +286,21 @@ func (t *HandedOff) Done(writtenRV string) {
 	if writtenRV != "" && t.applied {
 		t.ho.written = writtenRV
 		t.h.observe(t.ho, "helm")
+		t.h.forgetAfter(t.ho, t.h.lifetime())
 	}
+}
+
+// forgetAfter forgets ho after d if it is still held then: a handoff the Helm side wrote is
+// otherwise forgotten by the resource's next engine pass, which may be a resync period away,
+// and its changes are only needed by passes whose cache does not hold that write yet.
+func (h *StatusHandoff) forgetAfter(ho *handoff, d time.Duration) {
+	time.AfterFunc(d, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.m[ho.uid] == ho {
+			h.remove(ho.uid, ho)
+		}
+	})
 }
 
 // Take is the Helm side's, before the status write for uid at generation: what the engine

@@ -372,6 +372,24 @@ func TestHandoffOfAnotherGeneration(t *testing.T) {
 	}
 }
 
+// TestHandoffWrittenIsForgottenInTime: a handoff the Helm side wrote is forgotten after its
+// lifetime even if no engine pass comes (the next may be a resync period away): its changes
+// are not held for ever.
+func TestHandoffWrittenIsForgottenInTime(t *testing.T) {
+	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 5 * time.Millisecond}
+	h.Give("w", 1, []func(*unstructured.Unstructured){func(*unstructured.Unstructured) {}})
+	handed := h.Take(context.Background(), "w", 1)
+	handed.Apply(&unstructured.Unstructured{Object: map[string]any{}})
+	handed.Done("3")
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Len() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a written handoff is still held 5 s after its 20 ms lifetime")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestHandoffSweep: handoffs no pass comes back for (the resource was deleted, and the
 // Reconcile that found it gone knows no UID) are forgotten past their lifetime, not held
 // for ever; one the Helm side is writing is kept.

@@ -115,7 +115,8 @@ func (s *pass) set(change func(*unstructured.Unstructured)) {
 // (the engine records an event on such changes only, never on every retry).
 func (s *pass) condition(t string, cs metav1.ConditionStatus, reason, msg string) (changed bool) {
 	old, _ := status.Find(status.Conditions(s.obj), t)
-	s.set(func(u *unstructured.Unstructured) { setCondition(u, t, cs, reason, msg, s.now()) })
+	now := s.r.now // not s: a change handed off outlives the pass (handoff.go)
+	s.set(func(u *unstructured.Unstructured) { setCondition(u, t, cs, reason, msg, now()) })
 	return old.Reason != reason || old.Message != msg
 }
 
