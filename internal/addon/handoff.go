@@ -34,7 +34,11 @@ import (
 //   - the Helm side applies it only to the generation the engine's pass worked on: after a
 //     spec edit, the engine's pass for the new generation writes it;
 //   - a restart loses it: the next pass is a full one, as for any resource without status;
-//     one left behind (its resource deleted, or no longer this operator's) is swept.
+//   - each is forgotten after its lifetime (4 × Deadline from its opening; later while a Helm
+//     write is carrying it) by a timer armed when it is opened: one left behind (its resource
+//     deleted, or no longer this operator's), or written by the Helm side and not followed by
+//     an engine pass soon (the next may be a resync period away), is not held for ever; one
+//     forgotten before its status was written only costs the next pass being a full one.
 //
 // One StatusHandoff is shared by one kind's engine and Helm side (internal/operator); an
 // engine without one (unit tests, the engine alone) writes its status itself.
@@ -49,22 +53,22 @@ type StatusHandoff struct {
 	Observe func(outcome string)
 	now     func() time.Time
 
-	mu        sync.Mutex
-	m         map[types.UID]*handoff
-	lastSweep time.Time
+	mu sync.Mutex
+	m  map[types.UID]*handoff
 }
 
 type handoff struct {
 	uid        types.UID
 	filled     chan struct{} // closed by fill or cancel
 	changes    []func(*unstructured.Unstructured)
-	generation int64     // the resource's generation the pass worked on
-	ok         bool      // filled with changes (not cancelled)
-	missed     bool      // the Helm side wrote while it was open: the engine writes itself
-	inFlight   bool      // a Helm write took it
-	claimed    bool      // the engine writes it: the Helm side no longer applies it
-	counted    bool      // its outcome was observed
-	born, due  time.Time // opened; after due, the engine writes it
+	generation int64       // the resource's generation the pass worked on
+	ok         bool        // filled with changes (not cancelled)
+	missed     bool        // the Helm side wrote while it was open: the engine writes itself
+	inFlight   bool        // a Helm write took it
+	claimed    bool        // the engine writes it: the Helm side no longer applies it
+	counted    bool        // its outcome was observed
+	due        time.Time   // after due, the engine writes it
+	expiry     *time.Timer // forgets it at the end of its lifetime
 	// written is the resourceVersion of the Helm side's write that carried it: kept until the
 	// engine's cache has caught up with it, so a pass in between still sees it as written.
 	written string
@@ -111,31 +115,33 @@ func (h *StatusHandoff) open(uid types.UID) bool {
 	if h.m == nil {
 		h.m = map[types.UID]*handoff{}
 	}
-	now := h.clock()
-	h.sweep(now)
 	if _, ok := h.m[uid]; ok {
 		return false
 	}
-	h.m[uid] = &handoff{uid: uid, filled: make(chan struct{}), born: now}
+	ho := &handoff{uid: uid, filled: make(chan struct{})}
+	ho.expiry = time.AfterFunc(h.lifetime(), func() { h.expire(ho) })
+	h.m[uid] = ho
 	return true
 }
 
-// sweep forgets, at most once per deadline, the handoffs held longer than their lifetime:
-// those of resources no pass came back to (deleted, or no longer selected by this operator).
-func (h *StatusHandoff) sweep(now time.Time) {
-	if now.Sub(h.lastSweep) < h.deadline() {
+// expire is ho's timer, at the end of its lifetime: ho is forgotten, unless a Helm write is
+// carrying it (its outcome is still to come: looked at again a deadline later).
+func (h *StatusHandoff) expire(ho *handoff) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[ho.uid] != ho {
 		return
 	}
-	h.lastSweep = now
-	for uid, ho := range h.m {
-		if !ho.inFlight && now.Sub(ho.born) > h.lifetime() {
-			h.remove(uid, ho)
-		}
+	if ho.inFlight {
+		ho.expiry.Reset(h.deadline())
+		return
 	}
+	h.remove(ho)
 }
 
-// remove deletes uid's handoff, releasing a Helm side that waits for it.
-func (h *StatusHandoff) remove(uid types.UID, ho *handoff) {
+// remove forgets ho, releasing a Helm side that waits for it.
+func (h *StatusHandoff) remove(ho *handoff) {
+	ho.expiry.Stop()
 	if !ho.ok {
 		select {
 		case <-ho.filled:
@@ -143,7 +149,7 @@ func (h *StatusHandoff) remove(uid types.UID, ho *handoff) {
 			close(ho.filled)
 		}
 	}
-	delete(h.m, uid)
+	delete(h.m, ho.uid)
 }
 
 // fill hands the pass's status changes (made on generation) over. false: the Helm side
@@ -156,7 +162,7 @@ func (h *StatusHandoff) fill(uid types.UID, generation int64, changes []func(*un
 		return false
 	}
 	if ho.missed {
-		h.remove(uid, ho)
+		h.remove(ho)
 		h.observe(ho, "missed")
 		return false
 	}
@@ -170,7 +176,7 @@ func (h *StatusHandoff) cancel(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ho, ok := h.m[uid]; ok && !ho.ok {
-		h.remove(uid, ho)
+		h.remove(ho)
 	}
 }
 
@@ -179,7 +185,7 @@ func (h *StatusHandoff) drop(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ho, ok := h.m[uid]; ok {
-		h.remove(uid, ho)
+		h.remove(ho)
 	}
 }
 
@@ -205,7 +211,7 @@ func (h *StatusHandoff) settle(uid types.UID) {
 	if ho.written == "" {
 		h.observe(ho, "engine")
 	}
-	h.remove(uid, ho)
+	h.remove(ho)
 }
 
 // pending is what an engine pass over uid finds at its start: the handed-off changes, and
@@ -222,18 +228,17 @@ func (h *StatusHandoff) pending(uid types.UID, cached string) (changes []func(*u
 	if !ok || !ho.ok {
 		return nil, false
 	}
-	now := h.clock()
 	if ho.written != "" {
-		if !NewerResourceVersion(ho.written, cached) || now.Sub(ho.born) > h.lifetime() {
-			h.remove(uid, ho)
+		if !NewerResourceVersion(ho.written, cached) {
+			h.remove(ho)
 			return nil, false
 		}
 		return ho.changes, false
 	}
-	if ho.inFlight || !ho.claimed && now.Before(ho.due) {
+	if ho.inFlight || !ho.claimed && h.clock().Before(ho.due) {
 		return ho.changes, false
 	}
-	h.remove(uid, ho)
+	h.remove(ho)
 	h.observe(ho, "engine")
 	return ho.changes, true
 }
@@ -286,21 +291,7 @@ func (t *HandedOff) Done(writtenRV string) {
 	if writtenRV != "" && t.applied {
 		t.ho.written = writtenRV
 		t.h.observe(t.ho, "helm")
-		t.h.forgetAfter(t.ho, t.h.lifetime())
 	}
-}
-
-// forgetAfter forgets ho after d if it is still held then: a handoff the Helm side wrote is
-// otherwise forgotten by the resource's next engine pass, which may be a resync period away,
-// and its changes are only needed by passes whose cache does not hold that write yet.
-func (h *StatusHandoff) forgetAfter(ho *handoff, d time.Duration) {
-	time.AfterFunc(d, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.m[ho.uid] == ho {
-			h.remove(ho.uid, ho)
-		}
-	})
 }
 
 // Take is the Helm side's, before the status write for uid at generation: what the engine

@@ -372,44 +372,68 @@ func TestHandoffOfAnotherGeneration(t *testing.T) {
 	}
 }
 
-// TestHandoffWrittenIsForgottenInTime: a handoff the Helm side wrote is forgotten after its
-// lifetime even if no engine pass comes (the next may be a resync period away): its changes
-// are not held for ever.
-func TestHandoffWrittenIsForgottenInTime(t *testing.T) {
-	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 5 * time.Millisecond}
-	h.Give("w", 1, []func(*unstructured.Unstructured){func(*unstructured.Unstructured) {}})
-	handed := h.Take(context.Background(), "w", 1)
-	handed.Apply(&unstructured.Unstructured{Object: map[string]any{}})
-	handed.Done("3")
-	deadline := time.Now().Add(5 * time.Second)
-	for h.Len() != 0 {
+// waitHeld waits up to 10 s for h to hold exactly the handoffs of uids.
+func waitHeld(t *testing.T, h *StatusHandoff, why string, uids ...types.UID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.mu.Lock()
+		held := len(h.m) == len(uids)
+		for _, uid := range uids {
+			_, ok := h.m[uid]
+			held = held && ok
+		}
+		n := len(h.m)
+		h.mu.Unlock()
+		if held {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("a written handoff is still held 5 s after its 20 ms lifetime")
+			t.Fatalf("%s: %d held 10 s on, want %v", why, n, uids)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// TestHandoffSweep: handoffs no pass comes back for (the resource was deleted, and the
-// Reconcile that found it gone knows no UID) are forgotten past their lifetime, not held
-// for ever; one the Helm side is writing is kept.
-func TestHandoffSweep(t *testing.T) {
-	clock := time.Unix(1000, 0)
-	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 10 * time.Second, now: func() time.Time { return clock }}
+// TestHandoffWrittenIsForgottenInTime: a handoff the Helm side wrote is forgotten after its
+// lifetime even if no engine pass comes (the next may be a resync period away): its changes
+// are not held for ever.
+func TestHandoffWrittenIsForgottenInTime(t *testing.T) {
+	t.Parallel()
+	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 250 * time.Millisecond}
+	h.Give("w", 1, []func(*unstructured.Unstructured){func(*unstructured.Unstructured) {}})
+	handed := h.Take(context.Background(), "w", 1)
+	if !handed.Apply(&unstructured.Unstructured{Object: map[string]any{}}) {
+		t.Fatal("not taken")
+	}
+	handed.Done("3")
+	waitHeld(t, h, "a written handoff past its 1 s lifetime")
+}
+
+// TestHandoffLifetime: handoffs no pass comes back for (the resource was deleted, and the
+// Reconcile that found it gone knows no UID; or a pass died between open and fill) are
+// forgotten at the end of their lifetime, not held for ever; one a Helm write is carrying is
+// kept until that write has ended; the timer of one forgotten earlier does nothing to a
+// later handoff of the same resource.
+func TestHandoffLifetime(t *testing.T) {
+	t.Parallel()
+	h := &StatusHandoff{Wait: 10 * time.Millisecond, Deadline: 500 * time.Millisecond}
 	none := []func(*unstructured.Unstructured){}
 	h.Give("gone", 1, none)
 	h.open("open") // a pass that died between open and fill
 	h.Give("writing", 1, none)
 	handed := h.Take(context.Background(), "writing", 1)
-	clock = clock.Add(h.lifetime() - time.Second)
-	h.Give("young", 1, none)
-	if h.Len() != 4 {
-		t.Fatalf("held %d before their lifetime, want 4", h.Len())
+	if handed == nil {
+		t.Fatal("not taken")
 	}
-	clock = clock.Add(h.Deadline + time.Second) // sweeps are a deadline apart
-	h.Give("new", 1, none)
-	if h.Len() != 3 { // writing, young, new
-		t.Fatalf("held %d past the lifetime, want 3 (in flight, young, new)", h.Len())
+	h.Give("again", 1, none)
+	h.drop("again")
+	if h.Len() != 3 {
+		t.Fatalf("held %d before their lifetime (2 s), want 3", h.Len())
 	}
+	time.Sleep(1200 * time.Millisecond)
+	h.Give("again", 1, none) // the same resource, handed off anew: held until 3.2 s
+	waitHeld(t, h, "past the lifetime, a Helm write under way", "writing", "again")
 	handed.Done("")
+	waitHeld(t, h, "past the lifetime, the Helm write ended")
 }

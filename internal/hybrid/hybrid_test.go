@@ -85,7 +85,7 @@ func TestMergeEngineStatusKeepsEngineFieldsAndDropsManifest(t *testing.T) {
 		},
 	}}
 	sc := NewStatusClient(getOnly{live: live}, nil)
-	sc.fix(context.Background(), helmWrite)
+	sc.fix(context.Background(), helmWrite, helmPausedIn(helmWrite))
 	if v, _, _ := unstructured.NestedString(helmWrite.Object, "status", "addon"); v != "addon_1" {
 		t.Fatalf("status.addon = %q", v)
 	}
@@ -313,7 +313,7 @@ func TestHelmStatusWriteThatChangesNothingIsNotSent(t *testing.T) {
 	sc := NewStatusClient(getOnly{live: live}, nil)
 	sc.now = func() time.Time { return time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC) }
 	first := helmRewrite(t, live)
-	sc.fix(context.Background(), first)
+	sc.fix(context.Background(), first, helmPausedIn(first))
 	b, err := first.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)

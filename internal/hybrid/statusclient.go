@@ -146,11 +146,12 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		// The handoff first: its wait (for the engine's pass to fill it) must come before the
 		// live read that the write is merged with and rebased on, or that copy is stale.
+		helmPaused := helmPausedIn(u)
 		var handed *addon.HandedOff
-		if len(opts) == 0 && !helmPausedIn(u) && u.GetDeletionTimestamp() == nil {
+		if len(opts) == 0 && !helmPaused && u.GetDeletionTimestamp() == nil {
 			handed = w.c.handoff.Take(ctx, u.GetUID(), u.GetGeneration())
 		}
-		live, helmPaused := w.c.fix(ctx, u)
+		live := w.c.fix(ctx, u, helmPaused)
 		if len(opts) == 0 && helmPaused && waitingForEngine(u) {
 			return nil
 		}
@@ -254,7 +255,7 @@ func waitingForEngine(u *unstructured.Unstructured) bool {
 
 func (w *statusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		live, _ := w.c.fix(ctx, u)
+		live := w.c.fix(ctx, u, helmPausedIn(u))
 		w.c.announce(live, u)
 	}
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
@@ -272,13 +273,12 @@ func (c *StatusClient) announce(live, u *unstructured.Unstructured) {
 }
 
 // fix rewrites the status the Helm reconciler is about to write and returns the live
-// resource it merged from (nil when it could not be read), and whether Helm is paused.
-// (Paused is dropped, then the engine's own Paused condition, if any, merged back.)
-func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+// resource it merged from (nil when it could not be read). helmPaused is helmPausedIn(u) as
+// Helm wrote it: Helm's Paused condition is internal (waiting for provisioning or for the
+// add-on's deletion) and dropped, then the engine's own (the user-facing one), if any, merged
+// back.
+func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured, helmPaused bool) *unstructured.Unstructured {
 	unstructured.RemoveNestedField(u.Object, "status", "deployedRelease", "manifest")
-	// Helm's Paused condition is internal (waiting for provisioning or for the add-on's
-	// deletion); the engine owns the user-facing one.
-	helmPaused := helmPausedIn(u)
 	conds, _ := status.Remove(status.Conditions(u), status.TypePaused)
 	status.SetConditions(u, conds)
 	live := &unstructured.Unstructured{}
@@ -292,9 +292,9 @@ func (c *StatusClient) fix(ctx context.Context, u *unstructured.Unstructured) (*
 	// resource that was Ready stays Ready even if the engine has not recorded the pause yet.
 	status.ApplyReadyPaused(u, c.now(), helmPaused)
 	if !found {
-		return nil, helmPaused
+		return nil
 	}
-	return live, helmPaused
+	return live
 }
 
 // helmPausedIn says whether the Helm reconciler's status u carries its own Paused=True.
