@@ -59,7 +59,7 @@ type StatusHandoff struct {
 
 type handoff struct {
 	uid        types.UID
-	filled     chan struct{} // closed by fill or cancel
+	filled     chan struct{} // closed by fill, or by remove while open
 	changes    []func(*unstructured.Unstructured)
 	generation int64       // the resource's generation the pass worked on
 	ok         bool        // filled with changes (not cancelled)
@@ -104,7 +104,9 @@ func (h *StatusHandoff) deadline() time.Duration {
 }
 
 // lifetime bounds how long a handoff is held at all (opened, filled, written and not yet seen
-// in the engine's cache): past it, nothing that holds one is still going on.
+// in the engine's cache), from its opening: past it, nothing that holds one is still going on,
+// but for a Helm write carrying it (it is looked at again a deadline later, until that write
+// has called Done, which every write does).
 func (h *StatusHandoff) lifetime() time.Duration { return 4 * h.deadline() }
 
 // open starts a handoff for uid (before the source Secret is written). It replaces none: a
@@ -149,7 +151,9 @@ func (h *StatusHandoff) remove(ho *handoff) {
 			close(ho.filled)
 		}
 	}
-	delete(h.m, ho.uid)
+	if h.m[ho.uid] == ho {
+		delete(h.m, ho.uid)
+	}
 }
 
 // fill hands the pass's status changes (made on generation) over. false: the Helm side

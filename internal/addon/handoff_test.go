@@ -407,6 +407,9 @@ func TestHandoffWrittenIsForgottenInTime(t *testing.T) {
 		t.Fatal("not taken")
 	}
 	handed.Done("3")
+	if h.Len() != 1 {
+		t.Fatal("a written handoff forgotten at once: engine passes whose cache lags would not see it")
+	}
 	waitHeld(t, h, "a written handoff past its 1 s lifetime")
 }
 
@@ -434,6 +437,13 @@ func TestHandoffLifetime(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond)
 	h.Give("again", 1, none) // the same resource, handed off anew: held until 3.2 s
 	waitHeld(t, h, "past the lifetime, a Helm write under way", "writing", "again")
+	time.Sleep(h.Deadline) // "writing"'s timer fired at 2 s at the latest: it was pushed back
+	h.mu.Lock()
+	_, kept := h.m["writing"]
+	h.mu.Unlock()
+	if !kept {
+		t.Fatal("a handoff a Helm write is carrying was forgotten")
+	}
 	handed.Done("")
 	waitHeld(t, h, "past the lifetime, the Helm write ended")
 }
