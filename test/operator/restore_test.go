@@ -290,16 +290,19 @@ var _ = Describe("a restore without the operator's claim key", func() {
 		def.SetKind("ClusterCleverCredentials")
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: "default"}, def)).To(Succeed())
 		before, _, _ := unstructured.NestedFieldCopy(def.Object, "spec", "binding")
-		Expect(unstructured.SetNestedStringSlice(def.Object, []string{id}, "spec", "binding", "addonIds")).To(Succeed())
-		Expect(k8s.Update(ctx, def)).To(Succeed())
+		// The operator writes this resource's status too (the restarted manager checks the
+		// credentials): write on the live object, re-reading on conflict.
+		suite.Mutate(def, func(live *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(live.Object, []string{id}, "spec", "binding", "addonIds")).To(Succeed())
+		})
 		DeferCleanup(func() {
-			Expect(k8s.Get(ctx, client.ObjectKey{Name: "default"}, def)).To(Succeed())
-			if before == nil {
-				unstructured.RemoveNestedField(def.Object, "spec", "binding")
-			} else {
-				Expect(unstructured.SetNestedField(def.Object, before, "spec", "binding")).To(Succeed())
-			}
-			Expect(k8s.Update(ctx, def)).To(Succeed())
+			suite.Mutate(def, func(live *unstructured.Unstructured) {
+				if before == nil {
+					unstructured.RemoveNestedField(live.Object, "spec", "binding")
+				} else {
+					Expect(unstructured.SetNestedField(live.Object, before, "spec", "binding")).To(Succeed())
+				}
+			})
 		})
 		Eventually(suite.ReadyOf(backup), 60*time.Second).Should(Equal("True/Provisioned"))
 		got := suite.Get(backup)
