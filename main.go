@@ -57,10 +57,10 @@ var version = "dev"
 // gcPercent is the operator's default GOGC. Its live heap is small (tens of MiB, mostly the
 // cache) and its garbage comes in bursts (Helm renders and encodes releases), so Go's default
 // of 100, a heap up to twice the live data, made most of the memory peak; 40 keeps it 1.4x
-// for a little more GC work. Measured with the bench (-only P5,P6, docs/performance.md): 50
-// left P5 and P6's peaks a few MiB over their goals, 40 brought both under with P6's growth
-// unchanged, 30 took 12 MiB more off P5 but slowed the 5,000 point by a fifth. The GOGC
-// environment variable, when set, wins.
+// for a little more GC work. Measured with the bench (-only P5,P6, one run each,
+// docs/performance.md): 50 left P5 and P6's peaks a few MiB over their goals, 40 brought both
+// under with P6's growth unchanged in that run, 30 took about 8 MiB more off P5 but slowed
+// the 5,000 point by a fifth. The GOGC environment variable, when set, wins.
 const gcPercent = 40
 
 func main() {
