@@ -163,7 +163,7 @@ demo: envtest-bins ## Local control plane + fake Clever Cloud API + operator + s
 	go run ./hack/demo --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
 
 .PHONY: bench
-bench: envtest-bins ## Performance figures P1-P7 (P1 median of 3 with both floors, P5 small and 1000, P6 at 5000 resources, P7 the realistic API) and A1 (Kubernetes writes from the audit log; docs/performance.md): table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only A1" etc.
+bench: envtest-bins ## Performance figures P1-P7 (P1 median of 3 with both floors, P5 small and 1000, P6 at 5000 resources as the median of 3 pairs, P7 the realistic API) and A1 (Kubernetes writes from the audit log; docs/performance.md): table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only A1" etc.
 	go run ./test/bench --assets "$(ENVTEST_ASSETS)" $(BENCH_ARGS)
 
 .PHONY: chaos

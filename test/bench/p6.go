@@ -27,19 +27,76 @@ import (
 
 // P6 is the operator at the scale of a company-wide install: -p6-n resources (round-robin
 // over the kinds) in a watched namespace that also holds -p6-secrets unrelated Secrets and
-// -p6-configmaps unrelated ConfigMaps; first -p6-base resources (the reference for linear
-// growth), then -p6-n, on one fresh operator process.
+// -p6-configmaps unrelated ConfigMaps; -p6-repeats pairs of runs on one fresh operator
+// process, each pair -p6-base resources (the reference for linear growth) then -p6-n, back
+// to back.
 type P6 struct {
-	UnrelatedSecrets    int     `json:"unrelatedSecrets"`
-	UnrelatedConfigMaps int     `json:"unrelatedConfigMaps"`
-	Runs                []P6Run `json:"runs"`
-	// Growth is the time per resource of the last run over that of the first.
+	UnrelatedSecrets    int `json:"unrelatedSecrets"`
+	UnrelatedConfigMaps int `json:"unrelatedConfigMaps"`
+	// Runs in the order measured: pair i is Runs[2i] (N=-p6-base) and Runs[2i+1] (N=-p6-n).
+	Runs  []P6Run  `json:"runs"`
+	Pairs []P6Pair `json:"pairs"`
+	// Growth is the median of the pairs' growths. A single pair's ratio moved between 1.07
+	// and 1.38 on the same code on this machine; each pair's two runs are measured back to
+	// back, so a machine that is slower for a while slows both.
 	Growth float64 `json:"growth"`
-	// FloorGrowth is the same ratio for the floor (a plain client writing what the operator
-	// writes, measured after each run): how much of Growth is the control plane's own.
+	// MedianPair is the index in Pairs of the pair whose growth is the median (the lower one
+	// of an even count); its runs give the writes, the request table and the chart's point.
+	MedianPair int `json:"medianPair"`
+	// FloorGrowth is the median of the pairs' floor growths (a plain client writing what the
+	// operator writes, measured after each run): how much of Growth is the control plane's own.
 	FloorGrowth float64 `json:"floorGrowth,omitempty"`
-	// Footprint covers the fresh process over both runs.
+	// Footprint covers the fresh process over all runs.
 	Footprint Footprint `json:"footprint"`
+}
+
+// P6Pair is one reference run and one large run, measured back to back.
+type P6Pair struct {
+	// Growth is the time per resource of the large run over that of the reference run.
+	Growth float64 `json:"growth"`
+	// FloorGrowth is the same ratio for the floors measured after each of the two runs.
+	FloorGrowth float64 `json:"floorGrowth,omitempty"`
+}
+
+// summarize sets Pairs from Runs, and Growth, MedianPair and FloorGrowth from the pairs'
+// medians.
+func (p *P6) summarize() {
+	p.Pairs, p.Growth, p.MedianPair, p.FloorGrowth = nil, 0, 0, 0
+	for i := 0; i+1 < len(p.Runs); i += 2 {
+		ref, big := p.Runs[i], p.Runs[i+1]
+		var pr P6Pair
+		if ref.PerResourceMillis > 0 {
+			pr.Growth = big.PerResourceMillis / ref.PerResourceMillis
+		}
+		if ref.FloorSeconds > 0 && big.FloorSeconds > 0 && ref.N > 0 && big.N > 0 {
+			pr.FloorGrowth = (big.FloorSeconds / float64(big.N)) / (ref.FloorSeconds / float64(ref.N))
+		}
+		p.Pairs = append(p.Pairs, pr)
+	}
+	if len(p.Pairs) == 0 {
+		return
+	}
+	idx := make([]int, len(p.Pairs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p.Pairs[idx[a]].Growth < p.Pairs[idx[b]].Growth })
+	p.MedianPair = idx[(len(idx)-1)/2]
+	p.Growth = p.Pairs[p.MedianPair].Growth
+	floors := make([]float64, 0, len(p.Pairs))
+	for _, pr := range p.Pairs {
+		floors = append(floors, pr.FloorGrowth)
+	}
+	sort.Float64s(floors)
+	p.FloorGrowth = floors[(len(floors)-1)/2]
+}
+
+// median returns the median pair's two runs.
+func (p *P6) median() (ref, big P6Run, ok bool) {
+	if len(p.Pairs) == 0 || 2*p.MedianPair+1 >= len(p.Runs) {
+		return P6Run{}, P6Run{}, false
+	}
+	return p.Runs[2*p.MedianPair], p.Runs[2*p.MedianPair+1], true
 }
 
 // P6Run is one size.
@@ -50,6 +107,7 @@ type P6Run struct {
 	DeleteSeconds     float64 `json:"deleteSeconds"`
 	FloorSeconds      float64 `json:"floorSeconds,omitempty"`
 	LoadAvg           float64 `json:"loadAvg"`
+	FloorLoadAvg      float64 `json:"floorLoadAvg,omitempty"`
 	// Writes: what kube-apiserver carried out from applying the resources to all Ready, by
 	// "verb resource[/subresource]", from its own request counters (every client; the bench's
 	// own N creates of the resources are taken out), and the bytes of those request bodies.
@@ -112,28 +170,37 @@ func (b *bench) p6(ctx context.Context) error {
 		_, _ = s.Stop()
 		return err
 	}
-	for _, n := range []int{b.c.p6Base, b.c.p6N} {
-		run, err := b.p6Run(ctx, n, true)
-		if err != nil {
-			_, _ = s.Stop()
-			return fmt.Errorf("N=%d: %w", n, err)
+	for i := range b.c.p6Repeats {
+		for _, n := range []int{b.c.p6Base, b.c.p6N} {
+			// Each pair has its own names: nothing of an earlier pair is reused.
+			prefix := fmt.Sprintf("s%d", n)
+			if i > 0 {
+				prefix = fmt.Sprintf("s%dr%d", n, i+1)
+			}
+			step(fmt.Sprintf("P6: pair %d of %d, N=%d", i+1, b.c.p6Repeats, n))
+			run, err := b.p6Run(ctx, n, prefix)
+			if err != nil {
+				_, _ = s.Stop()
+				return fmt.Errorf("pair %d, N=%d: %w", i+1, n, err)
+			}
+			r.Runs = append(r.Runs, run)
 		}
-		r.Runs = append(r.Runs, run)
+		ref, big := r.Runs[len(r.Runs)-2], r.Runs[len(r.Runs)-1]
+		fmt.Printf("    P6 pair %d: %.1f ms per resource at %d, %.1f at %d: growth %.2f\n", i+1, ref.PerResourceMillis, ref.N, big.PerResourceMillis, big.N, big.PerResourceMillis/ref.PerResourceMillis)
 	}
 	fp, err := s.Stop()
 	if err != nil {
 		return err
 	}
 	r.Footprint = fp
-	if len(r.Runs) == 2 && r.Runs[0].PerResourceMillis > 0 {
-		r.Growth = r.Runs[1].PerResourceMillis / r.Runs[0].PerResourceMillis
-	}
-	if len(r.Runs) == 2 && r.Runs[0].FloorSeconds > 0 {
-		r.FloorGrowth = (r.Runs[1].FloorSeconds / float64(r.Runs[1].N)) / (r.Runs[0].FloorSeconds / float64(r.Runs[0].N))
+	r.summarize()
+	if _, big, ok := r.median(); ok && big.FloorSeconds > 0 {
+		b.res.Chart = append(b.res.Chart, ChartPoint{N: big.N, OperatorSeconds: big.ReadySeconds, FloorSeconds: big.FloorSeconds, DeleteSeconds: big.DeleteSeconds,
+			LoadAvgOperator: big.LoadAvg, LoadAvgFloor: big.FloorLoadAvg, Note: fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)})
 	}
 	b.res.P6 = r
-	fmt.Printf("    P6: time per resource at %d / at %d: %.2f (the floor's: %.2f); operator peak RSS %.1f MiB (anonymous peak %.1f MiB)\n",
-		b.c.p6N, b.c.p6Base, r.Growth, r.FloorGrowth, fp.PeakRSSMiB, fp.PeakAnonMiB)
+	fmt.Printf("    P6: time per resource at %d / at %d, median of %d pairs: %.2f (the floor's: %.2f); operator peak RSS %.1f MiB (anonymous peak %.1f MiB)\n",
+		b.c.p6N, b.c.p6Base, len(r.Pairs), r.Growth, r.FloorGrowth, fp.PeakRSSMiB, fp.PeakAnonMiB)
 	return nil
 }
 
@@ -156,9 +223,9 @@ func createUnrelated(ctx context.Context, c client.Client, n, workers int, mk fu
 	})
 }
 
-func (b *bench) p6Run(ctx context.Context, n int, withFloor bool) (P6Run, error) {
+func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) {
 	run := P6Run{N: n}
-	objs, err := harness.Resources(nsOperator, fmt.Sprintf("s%d", n), n)
+	objs, err := harness.Resources(nsOperator, prefix, n)
 	if err != nil {
 		return run, err
 	}
@@ -233,28 +300,21 @@ func (b *bench) p6Run(ctx context.Context, n int, withFloor bool) (P6Run, error)
 	}
 	run.DeleteSeconds = time.Since(td).Seconds()
 	fmt.Printf("    all %d deleted in %.1fs\n", n, run.DeleteSeconds)
-	if withFloor {
-		step(fmt.Sprintf("P6: N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
-		fobjs, err := harness.Resources(nsFloor, fmt.Sprintf("fs%d", n), n)
-		if err != nil {
-			return run, err
-		}
-		tf := time.Now()
-		if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
-			return floorOne(ctx, b.h.Client, u)
-		}); err != nil {
-			return run, fmt.Errorf("floor: %w", err)
-		}
-		run.FloorSeconds = time.Since(tf).Seconds()
-		fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", run.FloorSeconds, run.ReadySeconds/run.FloorSeconds)
-		if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
-			return run, fmt.Errorf("floor cleanup: %w", err)
-		}
-		if n != b.c.p6N {
-			return run, nil // the reference size's floor is for FloorGrowth only; the chart has N=1,000 from the scale runs
-		}
-		b.res.Chart = append(b.res.Chart, ChartPoint{N: n, OperatorSeconds: run.ReadySeconds, FloorSeconds: run.FloorSeconds, DeleteSeconds: run.DeleteSeconds,
-			LoadAvgOperator: run.LoadAvg, LoadAvgFloor: loadAvg(), Note: fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)})
+	step(fmt.Sprintf("P6: N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
+	fobjs, err := harness.Resources(nsFloor, "f"+prefix, n)
+	if err != nil {
+		return run, err
+	}
+	tf := time.Now()
+	if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		return floorOne(ctx, b.h.Client, u)
+	}); err != nil {
+		return run, fmt.Errorf("floor: %w", err)
+	}
+	run.FloorSeconds, run.FloorLoadAvg = time.Since(tf).Seconds(), loadAvg()
+	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", run.FloorSeconds, run.ReadySeconds/run.FloorSeconds)
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
+		return run, fmt.Errorf("floor cleanup: %w", err)
 	}
 	return run, nil
 }
@@ -414,9 +474,25 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func printP6(p *P6) {
-	for _, r := range p.Runs {
-		fmt.Printf("\nP6, N=%d: kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N)
-		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Printf("\nP6: %d pairs, each N=%d then N=%d back to back (time per resource; all Ready; the floor):\n", len(p.Pairs), firstN(p.Runs, 0), firstN(p.Runs, 1))
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for i, pr := range p.Pairs {
+		ref, big := p.Runs[2*i], p.Runs[2*i+1]
+		mark := ""
+		if i == p.MedianPair {
+			mark = "median"
+		}
+		fmt.Fprintf(w, "  pair %d\t%.1f ms; %.1fs; floor %.1fs\t%.1f ms; %.1fs; floor %.1fs\tgrowth %.2f (floor %.2f)\t%s\n", i+1,
+			ref.PerResourceMillis, ref.ReadySeconds, ref.FloorSeconds, big.PerResourceMillis, big.ReadySeconds, big.FloorSeconds, pr.Growth, pr.FloorGrowth, mark)
+	}
+	_ = w.Flush()
+	ref, big, ok := p.median()
+	if !ok {
+		return
+	}
+	for _, r := range []P6Run{ref, big} {
+		fmt.Printf("\nP6, N=%d (the median pair): kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N)
+		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		for _, k := range sortedKeys(r.WritesByResource) {
 			fmt.Fprintf(w, "  %s\t%.2f\t%.1f KiB\n", k, r.WritesByResource[k], r.BytesByResource[k]/1024)
 		}
@@ -439,4 +515,12 @@ func printP6(p *P6) {
 		}
 		_ = w.Flush()
 	}
+}
+
+// firstN is the N of Runs[i], or 0.
+func firstN(runs []P6Run, i int) int {
+	if i < len(runs) {
+		return runs[i].N
+	}
+	return 0
 }

@@ -20,6 +20,46 @@ func TestP1Summarize(t *testing.T) {
 	}
 }
 
+func TestP6Summarize(t *testing.T) {
+	run := func(n int, millis, floor float64) P6Run {
+		return P6Run{N: n, PerResourceMillis: millis, ReadySeconds: millis * float64(n) / 1000, FloorSeconds: floor}
+	}
+	p := &P6{Runs: []P6Run{
+		run(1000, 40, 20), run(5000, 60, 80), // growth 1.5, floor 0.8
+		run(1000, 50, 25), run(5000, 55, 100), // growth 1.1, floor 0.8
+		run(1000, 40, 20), run(5000, 48, 125), // growth 1.2, floor 1.25
+	}}
+	p.summarize()
+	if len(p.Pairs) != 3 {
+		t.Fatalf("pairs: %d, want 3", len(p.Pairs))
+	}
+	if p.MedianPair != 2 || p.Growth < 1.199 || p.Growth > 1.201 {
+		t.Fatalf("median pair %d with growth %.3f, want pair 2 with 1.2", p.MedianPair, p.Growth)
+	}
+	if p.FloorGrowth < 0.799 || p.FloorGrowth > 0.801 {
+		t.Fatalf("median floor growth %.3f, want 0.8", p.FloorGrowth)
+	}
+	ref, big, ok := p.median()
+	if !ok || ref.PerResourceMillis != 40 || big.PerResourceMillis != 48 {
+		t.Fatalf("median runs: %v %+v %+v", ok, ref, big)
+	}
+	// One pair, as -p6-repeats 1 gives: its own ratio; a run without its pair is left out.
+	p = &P6{Runs: []P6Run{run(1000, 40, 20), run(5000, 60, 80), run(1000, 10, 5)}}
+	p.summarize()
+	if len(p.Pairs) != 1 || p.Growth != 1.5 || p.MedianPair != 0 {
+		t.Fatalf("one pair: %+v", p)
+	}
+	// Two pairs: the lower one, as P1 takes with an even count.
+	p = &P6{Runs: []P6Run{run(1000, 40, 20), run(5000, 60, 80), run(1000, 50, 25), run(5000, 55, 100)}}
+	p.summarize()
+	if p.MedianPair != 1 {
+		t.Fatalf("two pairs: median pair %d, want 1 (growth 1.1)", p.MedianPair)
+	}
+	if _, _, ok := (&P6{}).median(); ok {
+		t.Fatal("no runs: a median")
+	}
+}
+
 // The kube-apiserver metrics P6 reads, in the text format the API server serves.
 const apiserverMetricsSample = `# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
 # TYPE apiserver_request_total counter
