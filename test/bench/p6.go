@@ -36,8 +36,8 @@ type P6 struct {
 	// Runs in the order measured: pair i is Runs[2i] (N=-p6-base) and Runs[2i+1] (N=-p6-n).
 	Runs  []P6Run  `json:"runs"`
 	Pairs []P6Pair `json:"pairs"`
-	// Growth is the median of the pairs' growths. A single pair's ratio moved between 1.07
-	// and 1.38 on the same code on this machine; each pair's two runs are measured back to
+	// Growth is the median of the pairs' growths. A single pair's ratio gave 1.08 and 1.38
+	// with the same settings on this machine; each pair's two runs are measured back to
 	// back, so a machine that is slower for a while slows both.
 	Growth float64 `json:"growth"`
 	// MedianPair is the index in Pairs of the pair whose growth is the median (the lower one
