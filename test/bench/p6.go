@@ -63,32 +63,26 @@ type P6Pair struct {
 func (p *P6) summarize() {
 	p.Pairs, p.Growth, p.MedianPair, p.FloorGrowth = nil, 0, 0, 0
 	for i := 0; i+1 < len(p.Runs); i += 2 {
-		ref, big := p.Runs[i], p.Runs[i+1]
-		var pr P6Pair
-		if ref.PerResourceMillis > 0 {
-			pr.Growth = big.PerResourceMillis / ref.PerResourceMillis
-		}
-		if ref.FloorSeconds > 0 && big.FloorSeconds > 0 && ref.N > 0 && big.N > 0 {
-			pr.FloorGrowth = (big.FloorSeconds / float64(big.N)) / (ref.FloorSeconds / float64(ref.N))
-		}
-		p.Pairs = append(p.Pairs, pr)
+		p.Pairs = append(p.Pairs, newPair(p.Runs[i], p.Runs[i+1]))
 	}
 	if len(p.Pairs) == 0 {
 		return
 	}
-	idx := make([]int, len(p.Pairs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return p.Pairs[idx[a]].Growth < p.Pairs[idx[b]].Growth })
-	p.MedianPair = idx[(len(idx)-1)/2]
+	p.MedianPair = medianIndex(len(p.Pairs), func(i int) float64 { return p.Pairs[i].Growth })
 	p.Growth = p.Pairs[p.MedianPair].Growth
-	floors := make([]float64, 0, len(p.Pairs))
-	for _, pr := range p.Pairs {
-		floors = append(floors, pr.FloorGrowth)
+	p.FloorGrowth = p.Pairs[medianIndex(len(p.Pairs), func(i int) float64 { return p.Pairs[i].FloorGrowth })].FloorGrowth
+}
+
+// newPair compares a reference run with the large run measured after it.
+func newPair(ref, big P6Run) P6Pair {
+	var pr P6Pair
+	if ref.PerResourceMillis > 0 {
+		pr.Growth = big.PerResourceMillis / ref.PerResourceMillis
 	}
-	sort.Float64s(floors)
-	p.FloorGrowth = floors[(len(floors)-1)/2]
+	if ref.FloorSeconds > 0 && big.FloorSeconds > 0 && ref.N > 0 && big.N > 0 {
+		pr.FloorGrowth = (big.FloorSeconds / float64(big.N)) / (ref.FloorSeconds / float64(ref.N))
+	}
+	return pr
 }
 
 // median returns the median pair's two runs.
@@ -186,7 +180,7 @@ func (b *bench) p6(ctx context.Context) error {
 			r.Runs = append(r.Runs, run)
 		}
 		ref, big := r.Runs[len(r.Runs)-2], r.Runs[len(r.Runs)-1]
-		fmt.Printf("    P6 pair %d: %.1f ms per resource at %d, %.1f at %d: growth %.2f\n", i+1, ref.PerResourceMillis, ref.N, big.PerResourceMillis, big.N, big.PerResourceMillis/ref.PerResourceMillis)
+		fmt.Printf("    P6 pair %d: %.1f ms per resource at %d, %.1f at %d: growth %.2f\n", i+1, ref.PerResourceMillis, ref.N, big.PerResourceMillis, big.N, newPair(ref, big).Growth)
 	}
 	fp, err := s.Stop()
 	if err != nil {
@@ -194,7 +188,7 @@ func (b *bench) p6(ctx context.Context) error {
 	}
 	r.Footprint = fp
 	r.summarize()
-	if _, big, ok := r.median(); ok && big.FloorSeconds > 0 {
+	if _, big, ok := r.median(); ok {
 		b.res.Chart = append(b.res.Chart, ChartPoint{N: big.N, OperatorSeconds: big.ReadySeconds, FloorSeconds: big.FloorSeconds, DeleteSeconds: big.DeleteSeconds,
 			LoadAvgOperator: big.LoadAvg, LoadAvgFloor: big.FloorLoadAvg, Note: fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)})
 	}
@@ -474,22 +468,22 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func printP6(p *P6) {
-	fmt.Printf("\nP6: %d pairs, each N=%d then N=%d back to back (time per resource; all Ready; the floor):\n", len(p.Pairs), firstN(p.Runs, 0), firstN(p.Runs, 1))
+	ref, big, ok := p.median()
+	if !ok {
+		return
+	}
+	fmt.Printf("\nP6: %d pairs, each N=%d then N=%d back to back (time per resource; all Ready; the floor):\n", len(p.Pairs), ref.N, big.N)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	for i, pr := range p.Pairs {
-		ref, big := p.Runs[2*i], p.Runs[2*i+1]
+		a, b := p.Runs[2*i], p.Runs[2*i+1]
 		mark := ""
 		if i == p.MedianPair {
 			mark = "median"
 		}
 		fmt.Fprintf(w, "  pair %d\t%.1f ms; %.1fs; floor %.1fs\t%.1f ms; %.1fs; floor %.1fs\tgrowth %.2f (floor %.2f)\t%s\n", i+1,
-			ref.PerResourceMillis, ref.ReadySeconds, ref.FloorSeconds, big.PerResourceMillis, big.ReadySeconds, big.FloorSeconds, pr.Growth, pr.FloorGrowth, mark)
+			a.PerResourceMillis, a.ReadySeconds, a.FloorSeconds, b.PerResourceMillis, b.ReadySeconds, b.FloorSeconds, pr.Growth, pr.FloorGrowth, mark)
 	}
 	_ = w.Flush()
-	ref, big, ok := p.median()
-	if !ok {
-		return
-	}
 	for _, r := range []P6Run{ref, big} {
 		fmt.Printf("\nP6, N=%d (the median pair): kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N)
 		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -515,12 +509,4 @@ func printP6(p *P6) {
 		}
 		_ = w.Flush()
 	}
-}
-
-// firstN is the N of Runs[i], or 0.
-func firstN(runs []P6Run, i int) int {
-	if i < len(runs) {
-		return runs[i].N
-	}
-	return 0
 }

@@ -70,12 +70,21 @@ func (p *P1) summarize() {
 	if len(p.Runs) == 0 {
 		return
 	}
-	runs := append([]P1Run(nil), p.Runs...)
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Ratio < runs[j].Ratio })
-	m := runs[(len(runs)-1)/2]
+	m := p.Runs[medianIndex(len(p.Runs), func(i int) float64 { return p.Runs[i].Ratio })]
 	p.OperatorSeconds, p.FloorSeconds, p.Ratio, p.ApplySeconds, p.DeleteSeconds = m.OperatorSeconds, m.FloorSeconds, m.Ratio, m.ApplySeconds, m.DeleteSeconds
-	sort.Slice(runs, func(i, j int) bool { return runs[i].JobRatio < runs[j].JobRatio })
-	p.JobRatio, p.JobFloorSeconds = runs[(len(runs)-1)/2].JobRatio, runs[(len(runs)-1)/2].JobFloorSeconds
+	j := p.Runs[medianIndex(len(p.Runs), func(i int) float64 { return p.Runs[i].JobRatio })]
+	p.JobRatio, p.JobFloorSeconds = j.JobRatio, j.JobFloorSeconds
+}
+
+// medianIndex is the index, among n items, of the one whose value is the median (the lower
+// middle one for an even n; n > 0).
+func medianIndex(n int, value func(i int) float64) int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return value(idx[a]) < value(idx[b]) })
+	return idx[(n-1)/2]
 }
 
 type P2 struct {
