@@ -2,6 +2,7 @@ package addon
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -41,8 +42,160 @@ func TestWaitSchedules(t *testing.T) {
 		{62 * time.Second, 62 * time.Second, 0, false}, // read at hi already: slower than the rest
 	} {
 		g := &waitGroup{hi: c.hi}
-		if got, ok := g.estimate(c.polled); got != c.want || ok != c.ok {
+		if got, ok := g.estimate(&waiter{polledAge: c.polled}); got != c.want || ok != c.ok {
 			t.Errorf("estimate(hi %s, polled %s) = %s %v, want %s %v", c.hi, c.polled, got, ok, c.want, c.ok)
+		}
+	}
+	s, ms := time.Second, time.Millisecond
+	for _, c := range []struct {
+		lo, hi, polled, want time.Duration
+	}{
+		{59 * s, 62 * s, 0, 60500 * ms},      // the middle of lo..hi
+		{59 * s, 62 * s, 60500 * ms, 62 * s}, // read there already: hi
+		{61900 * ms, 62 * s, 0, 62 * s},      // narrower than bisectMin
+		{61500 * ms, 62 * s, 0, 61750 * ms},  // exactly bisectMin: halved
+		{0, 62 * s, 0, 62 * s},               // no lo known
+	} {
+		// b, the oldest, is the bisector while it has not read past the middle; o, younger,
+		// then reads at hi (when b has, o is the bisector).
+		b := &waiter{uid: "b", polledAge: c.polled, created: time.Unix(0, 0)}
+		o := &waiter{uid: "o", created: time.Unix(1, 0)}
+		g := &waitGroup{lo: c.lo, hi: c.hi, members: map[types.UID]*waiter{"b": b, "o": o}}
+		g.pickBisector(time.Unix(10, 0)) // both younger than the middle
+		if got, ok := g.estimate(b); got != c.want || !ok {
+			t.Errorf("estimate(lo %s, hi %s, polled %s) = %s %v, want %s", c.lo, c.hi, c.polled, got, ok, c.want)
+		}
+		wantO := c.hi
+		if mid, ok := g.mid(); ok && c.polled >= mid {
+			wantO = mid
+		}
+		if got, ok := g.estimate(o); got != wantO || !ok {
+			t.Errorf("lo %s, hi %s, b polled %s: the other's estimate %s %v, want %s", c.lo, c.hi, c.polled, got, ok, wantO)
+		}
+	}
+	if _, ok := (&waitGroup{lo: 59 * s, hi: 62 * s, bisects: maxBisects}).mid(); ok {
+		t.Error("halved again after maxBisects reads at the middle")
+	}
+	// What the reads teach: a miss below hi raises lo, a hit below hi lowers it (and drops a
+	// lo it passed: ages that disagree), the hit's own last miss is a lo.
+	g := &waitGroup{}
+	g.seenUnprovisioned(58 * s) // nothing seen provisioned yet: no interval
+	if g.lo != 0 {
+		t.Fatalf("lo %s before any hit", g.lo)
+	}
+	if !g.seenProvisioned(62*s, 59*s) || g.hi != 62*s || g.lo != 59*s {
+		t.Fatalf("after the first hit: lo %s hi %s, want 59s 62s", g.lo, g.hi)
+	}
+	g.seenUnprovisioned(60 * s)
+	g.seenUnprovisioned(63 * s) // a slower add-on, past hi: says nothing of the interval
+	if g.lo != 60*s {
+		t.Fatalf("lo %s, want 60s", g.lo)
+	}
+	if g.seenProvisioned(62*s, 0) {
+		t.Fatal("a hit at hi moved it")
+	}
+	if !g.seenProvisioned(61*s, 0) || g.lo != 60*s || g.hi != 61*s {
+		t.Fatalf("lo %s hi %s, want 60s 61s", g.lo, g.hi)
+	}
+	if !g.seenProvisioned(55*s, 0) || g.lo != 0 || g.hi != 55*s {
+		t.Fatalf("a hit below lo: lo %s hi %s, want 0 55s", g.lo, g.hi)
+	}
+}
+
+// TestWaitBoardHalves runs the board as the engine does (each waiter comes back when it was
+// told, or when woken; reads answered at once or after 175 ms) over add-ons of one kind
+// created every 200 ms (or all at once) that are all provisioned at one age, and checks that
+// each created more than a probe gap (3 s) after the probe, and a second for the halving, is
+// answered at most bisectMin and two latencies after its provisioning (up to 3 s more,
+// reading at hi alone; those created earlier are already past it when the probe's hit comes),
+// for a few reads more than one per add-on besides the probe's.
+func TestWaitBoardHalves(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct{ prov, every, lat time.Duration }{
+		{60100 * ms, 200 * ms, 0},
+		{61 * time.Second, 200 * ms, 0},
+		{62900 * ms, 200 * ms, 0},
+		{60100 * ms, 200 * ms, 175 * ms},
+		{61 * time.Second, 200 * ms, 175 * ms},
+		{62900 * ms, 200 * ms, 175 * ms},
+		// All created at once, none later to profit from the halving: it costs a few reads.
+		{61 * time.Second, 10 * ms, 175 * ms},
+	} {
+		prov := c.prov
+		k, _ := testResource(t, nil)
+		t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+		now := t0
+		r := &Reconciler{Kind: k, Now: func() time.Time { return now }}
+		wake := make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1000)
+		r.waits.wake = wake
+		const n = 40
+		next := map[types.UID]time.Time{}
+		created := map[types.UID]time.Time{}
+		for i := range n {
+			now = t0.Add(time.Duration(i) * c.every)
+			uid := types.UID(string(rune('a'+i/26)) + string(rune('a'+i%26)))
+			_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetUID(uid); u.SetName(string(uid)) })
+			s := r.newPass(context.Background(), u)
+			s.key = "creds"
+			created[uid] = now
+			next[uid] = now.Add(r.waits.add(s, &clevercloud.Addon{ID: "addon_" + string(uid), ConfigKeys: []string{"A"}}, now, "azimutt"))
+		}
+		reads, probeReads := 0, 0
+		lags := map[types.UID]time.Duration{}
+		for len(next) > 0 {
+			var uid types.UID
+			for u, at := range next {
+				if uid == "" || at.Before(next[uid]) || (at.Equal(next[uid]) && u < uid) {
+					uid = u
+				}
+			}
+			now = next[uid]
+			w := r.waits.byUID[uid]
+			if d := r.waits.dueIn(w, now); d > 0 { // woken early, or its due moved later
+				next[uid] = now.Add(d)
+				continue
+			}
+			reads++
+			if w.created.Equal(t0) {
+				probeReads++
+			}
+			// The read is sent now, the API looks half-way, the answer comes after lat (the
+			// board's ages: a miss at the request's, a hit at the answer's).
+			sent, answered := now, now.Add(c.lat)
+			if sent.Add(c.lat/2).Sub(w.created) >= prov {
+				lags[uid] = answered.Sub(w.created) - prov
+				delete(next, uid)
+				now = answered
+				r.waits.ready(w, now)
+			} else {
+				now = answered
+				next[uid] = now.Add(r.waits.notReady(w, sent, now))
+			}
+			for len(wake) > 0 {
+				o := types.UID((<-wake).Object.GetName())
+				if _, ok := next[o]; ok {
+					next[o] = now
+				}
+			}
+		}
+		// hi is at most bisectMin over lo, itself under the provisioning, plus a hit's
+		// latency; the read at hi is answered a latency later.
+		limit := bisectMin + 2*c.lat
+		var late []string
+		for uid, lag := range lags {
+			if created[uid].Sub(t0) >= probeMax+time.Second && lag > limit {
+				late = append(late, fmt.Sprintf("%s (+%s)", uid, lag))
+			}
+		}
+		if len(late) > 0 {
+			t.Errorf("provisioned at %s, latency %s: answered more than %s after provisioning: %v", prov, c.lat, limit, late)
+		}
+		t.Logf("provisioned at %s, latency %s: probe %d reads, others %d for %d add-ons, lags %v", prov, c.lat, probeReads, reads-probeReads, n-1, lags)
+		if extra := reads - probeReads - (n - 1); extra < 0 || extra > 6 {
+			t.Errorf("provisioned at %s: %d reads besides the probe's %d for %d add-ons: %d more than one each, want at most 6", prov, reads-probeReads, probeReads, n-1, extra)
+		}
+		if len(r.waits.groups) != 0 {
+			t.Errorf("groups left: %d", len(r.waits.groups))
 		}
 	}
 }
@@ -77,9 +230,11 @@ func TestWaitBoardLearns(t *testing.T) {
 	if wb == nil {
 		t.Fatal("b not found on the board")
 	}
-	now = t0.Add(58 * time.Second)
-	if d := r.waits.notReady(wa, now); d != 3*time.Second {
-		t.Fatalf("probe at 58 s waits %s, want 3s", d)
+	// The probe's last miss, sent 0.1 s before the hit: nothing left to halve (bisectMin),
+	// the others read at hi (TestWaitBoardHalves: when there is).
+	now = t0.Add(61900 * time.Millisecond)
+	if d := r.waits.notReady(wa, now, now); d != 3*time.Second {
+		t.Fatalf("probe at 61.9 s waits %s, want 3s", d)
 	}
 	now = t0.Add(62 * time.Second)
 	r.waits.ready(wa, now)
@@ -100,18 +255,18 @@ func TestWaitBoardLearns(t *testing.T) {
 	}
 	// Still missing at 62 s of age (slower than a): the group's oldest now, so its probe.
 	now = t0.Add(63 * time.Second)
-	if d := r.waits.notReady(wb, now); d != 3*time.Second {
+	if d := r.waits.notReady(wb, now, now); d != 3*time.Second {
 		t.Fatalf("b after reading at hi waits %s, want 3s (the group's probe)", d)
 	}
 	// c, not the probe, misses at hi too (slower than a): it keeps reading every few seconds
 	// until twice hi, then falls back.
 	wc := r.waits.byUID["c"]
 	now = t0.Add(64 * time.Second)
-	if d := r.waits.notReady(wc, now); d != 3*time.Second {
+	if d := r.waits.notReady(wc, now, now); d != 3*time.Second {
 		t.Fatalf("c after a miss at hi waits %s, want 3s", d)
 	}
 	now = t0.Add(130 * time.Second)
-	if d := r.waits.notReady(wc, now); d < 2*time.Minute-time.Second {
+	if d := r.waits.notReady(wc, now, now); d < 2*time.Minute-time.Second {
 		t.Fatalf("c at 128 s of age waits %s, want the fallback", d)
 	}
 	// A spec change (new generation) takes the resource off the board: a full pass.
