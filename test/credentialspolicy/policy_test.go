@@ -386,6 +386,7 @@ var _ = Describe("the copies of the policy", func() {
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
 		Expect(k8s.Delete(ctx, b)).To(Succeed())
 		Expect(k8s.Delete(ctx, p)).To(Succeed())
+		awaitPolicyUnloaded(admission.PolicyName)
 	})
 })
 

@@ -248,6 +248,27 @@ func deleteCreds(c *v1alpha1.ClusterCleverCredentials) {
 	}).WithTimeout(timeout).WithPolling(100*time.Millisecond).Should(Succeed(), "the deleted %s is still enforced", c.Name)
 }
 
+// awaitPolicyUnloaded waits until the API server's admission no longer evaluates the
+// deleted policy name beside the suite's own. Both deny the same objects, and a denial names
+// either (in the plugin's order): a spec run right after the deletion (the order is random)
+// got denials naming the deleted policy where it expects the suite's (a make test run of
+// 2026-11-29, six specs). Twenty denials in a row naming the suite's policy tell it is gone.
+func awaitPolicyUnloaded(name string) {
+	GinkgoHelper()
+	allowed, probe := uniq("unload-allowed"), uniq("unload-probe")
+	createNamespace(allowed)
+	createNamespace(probe)
+	clusterCreds("default", []string{allowed}, nil, orgX) // deleted (and waited for) after the spec
+	u := sample("Redis", probe, "probe", orgX)
+	Eventually(func(g Gomega) {
+		for range 20 {
+			err := k8s.Create(ctx, u.DeepCopy(), client.DryRunAll)
+			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the CREATE was not refused: %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy '%s' ", policy.Name))
+		}
+	}).WithTimeout(timeout).WithPolling(200*time.Millisecond).Should(Succeed(), "policy %s is still evaluated after its deletion", name)
+}
+
 // expectDenied checks that the API server refuses to create u (server-side dry run) with a
 // message containing every want, once it has caught up with the parameters.
 func expectDenied(u *unstructured.Unstructured, want ...string) {
