@@ -135,13 +135,23 @@ func fallbackGap(age time.Duration) time.Duration {
 // false: nothing learnt that applies): hi, the youngest age at which an add-on of the group
 // was seen provisioned, or for the bisector the middle of lo..hi.
 func (g *waitGroup) estimate(w *waiter) (time.Duration, bool) {
-	if g.hi <= 0 || w.polledAge >= g.hi {
+	read := w.readAge()
+	if g.hi <= 0 || read >= g.hi {
 		return 0, false
 	}
-	if mid, ok := g.mid(); ok && w == g.bisector && w.polledAge < mid {
+	if mid, ok := g.mid(); ok && w == g.bisector && read < mid {
 		return mid, true
 	}
 	return g.hi, true
+}
+
+// readAge is the add-on's age at w's last read, as sent (a miss answered after hi was still
+// asked before it: w reads at hi, not as a waiter slower than the group), or when w joined.
+func (w *waiter) readAge() time.Duration {
+	if w.missAge > 0 {
+		return w.missAge
+	}
+	return w.polledAge
 }
 
 // mid is the middle of lo..hi while both are known, at least bisectMin apart and halved
@@ -167,12 +177,12 @@ func (g *waitGroup) pickBisector(now time.Time) *waiter {
 	if !ok {
 		return nil
 	}
-	if prev != nil && g.members[prev.uid] == prev && prev.polledAge < mid && now.Sub(prev.created) < g.hi {
+	if prev != nil && g.members[prev.uid] == prev && prev.readAge() < mid && now.Sub(prev.created) < g.hi {
 		g.bisector = prev // it has not read yet: on its way to the middle, or reading there
 		return nil
 	}
 	for _, w := range g.members {
-		if w.polledAge < mid && now.Sub(w.created) < mid && (g.bisector == nil || older(w, g.bisector)) {
+		if w.readAge() < mid && now.Sub(w.created) < mid && (g.bisector == nil || older(w, g.bisector)) {
 			g.bisector = w
 		}
 	}
@@ -181,6 +191,9 @@ func (g *waitGroup) pickBisector(now time.Time) *waiter {
 	}
 	return g.bisector
 }
+
+// noProbe stands for "the group has no probe" in dueWith.
+var noProbe = &waiter{}
 
 func older(a, b *waiter) bool {
 	return a.created.Before(b.created) || (a.created.Equal(b.created) && a.uid < b.uid)
@@ -225,10 +238,19 @@ func (g *waitGroup) probe(now time.Time) *waiter {
 
 // due is when w's env is worth reading again.
 func (g *waitGroup) due(w *waiter, now time.Time) time.Time {
+	return g.dueWith(w, now, nil)
+}
+
+// dueWith is due with the group's probe, when the caller has it (nil: found here; a loop
+// over the members finds it once; noProbe: the group has none).
+func (g *waitGroup) dueWith(w *waiter, now time.Time, probe *waiter) time.Time {
 	if est, ok := g.estimate(w); ok {
 		return w.created.Add(est)
 	}
-	if g.probe(now) == w || (g.hi > 0 && w.polledAge < 2*g.hi) {
+	if probe == nil {
+		probe = g.probe(now)
+	}
+	if probe == w || (g.hi > 0 && w.polledAge < 2*g.hi) {
 		// The probe; or a waiter slower than the add-on seen provisioned at hi (a miss at
 		// that age): it keeps close until twice that age, then falls back.
 		return w.lastPoll.Add(probeGap(w.polledAge))
@@ -379,8 +401,14 @@ func (b *waitBoard) ready(w *waiter, now time.Time) {
 		return
 	}
 	g.pickBisector(now)
+	p := g.probe(now)
+	if p == nil {
+		p = noProbe
+	}
 	for _, o := range g.members {
-		b.wakeIfEarlierLocked(g, o, now)
+		if o.next.IsZero() || g.dueWith(o, now, p).Before(o.next.Add(-wakeSlack)) {
+			b.wakeLocked(o) // it decides on its pass, which notes its next wake
+		}
 	}
 }
 

@@ -102,6 +102,33 @@ func TestWaitSchedules(t *testing.T) {
 	}
 }
 
+// TestWaitBisectorAnsweredPastHi: a read sent at the middle whose miss is answered after hi
+// (a latency over half of lo..hi) reads again at hi, at once, not a probe gap later as a
+// waiter slower than the group would.
+func TestWaitBisectorAnsweredPastHi(t *testing.T) {
+	k, _ := testResource(t, nil)
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Kind: k, Now: func() time.Time { return t0 }}
+	_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetUID("b"); u.SetName("b") })
+	s := r.newPass(context.Background(), u)
+	s.key = "creds"
+	r.waits.add(s, &clevercloud.Addon{ID: "addon_b", ConfigKeys: []string{"A"}}, t0, "azimutt")
+	w := r.waits.byUID["b"]
+	g := r.waits.groups[w.group]
+	g.lo, g.hi = 59*time.Second, 60*time.Second
+	g.pickBisector(t0.Add(time.Second))
+	if g.bisector != w {
+		t.Fatal("b is not the bisector")
+	}
+	sent, answered := t0.Add(59500*time.Millisecond), t0.Add(60100*time.Millisecond)
+	if d := r.waits.dueIn(w, sent); d != 0 {
+		t.Fatalf("the bisector is due in %s at the middle, want now", d)
+	}
+	if d := r.waits.notReady(w, sent, answered); d != 0 {
+		t.Fatalf("after a miss sent at 59.5 s and answered at 60.1 s (hi 60 s) it waits %s, want 0 (it reads at hi)", d)
+	}
+}
+
 // TestWaitBoardHalves runs the board as the engine does (each waiter comes back when it was
 // told, or when woken; reads answered at once or after 175 ms) over add-ons of one kind
 // created every 200 ms (or all at once) that are all provisioned at one age, and checks that
@@ -118,6 +145,10 @@ func TestWaitBoardHalves(t *testing.T) {
 		{60100 * ms, 200 * ms, 175 * ms},
 		{61 * time.Second, 200 * ms, 175 * ms},
 		{62900 * ms, 200 * ms, 175 * ms},
+		// Answers slower than half of lo..hi: a read sent at the middle is answered past hi.
+		{60100 * ms, 200 * ms, 400 * ms},
+		{61 * time.Second, 200 * ms, 400 * ms},
+		{62900 * ms, 200 * ms, 400 * ms},
 		// All created at once, none later to profit from the halving: it costs a few reads.
 		{61 * time.Second, 10 * ms, 175 * ms},
 	} {
@@ -142,34 +173,59 @@ func TestWaitBoardHalves(t *testing.T) {
 		}
 		reads, probeReads := 0, 0
 		lags := map[types.UID]time.Duration{}
-		for len(next) > 0 {
+		// A waiter whose last miss was sent below hi reads again by hi (as it would have
+		// without the halving): late lists those that did not.
+		missedBelow := map[types.UID]time.Duration{} // the hi it missed below
+		var late []string
+		// Reads run concurrently, as the engine's workers do: a pass that reads sends the
+		// request, the answer comes lat later (the API looks half-way); a wake while a read
+		// is in flight changes nothing (the pass after the answer tells when to come back).
+		type read struct{ sent, answered time.Time }
+		inflight := map[types.UID]read{}
+		for len(next)+len(inflight) > 0 {
 			var uid types.UID
-			for u, at := range next {
-				if uid == "" || at.Before(next[uid]) || (at.Equal(next[uid]) && u < uid) {
-					uid = u
+			var at time.Time
+			answer := false
+			for u, t := range next {
+				if uid == "" || t.Before(at) || (t.Equal(at) && u < uid) {
+					uid, at = u, t
 				}
 			}
-			now = next[uid]
+			for u, rd := range inflight {
+				if uid == "" || rd.answered.Before(at) || (rd.answered.Equal(at) && u < uid) {
+					uid, at, answer = u, rd.answered, true
+				}
+			}
+			now = at
 			w := r.waits.byUID[uid]
-			if d := r.waits.dueIn(w, now); d > 0 { // woken early, or its due moved later
-				next[uid] = now.Add(d)
-				continue
-			}
-			reads++
-			if w.created.Equal(t0) {
-				probeReads++
-			}
-			// The read is sent now, the API looks half-way, the answer comes after lat (the
-			// board's ages: a miss at the request's, a hit at the answer's).
-			sent, answered := now, now.Add(c.lat)
-			if sent.Add(c.lat/2).Sub(w.created) >= prov {
-				lags[uid] = answered.Sub(w.created) - prov
+			switch {
+			case !answer:
+				if d := r.waits.dueIn(w, now); d > 0 { // woken early, or its due moved later
+					next[uid] = now.Add(d)
+					continue
+				}
+				reads++
+				if w.created.Equal(t0) {
+					probeReads++
+				}
+				if hi, ok := missedBelow[uid]; ok && now.Sub(w.created) > hi+wakeSlack {
+					late = append(late, fmt.Sprintf("%s read at %s after a miss below hi %s", uid, now.Sub(w.created), hi))
+				}
+				delete(missedBelow, uid)
 				delete(next, uid)
-				now = answered
-				r.waits.ready(w, now)
-			} else {
-				now = answered
-				next[uid] = now.Add(r.waits.notReady(w, sent, now))
+				inflight[uid] = read{sent: now, answered: now.Add(c.lat)}
+			default:
+				rd := inflight[uid]
+				delete(inflight, uid)
+				if rd.sent.Add(c.lat/2).Sub(w.created) >= prov {
+					lags[uid] = rd.answered.Sub(w.created) - prov
+					r.waits.ready(w, now)
+				} else {
+					next[uid] = now.Add(r.waits.notReady(w, rd.sent, now))
+					if g := r.waits.groups[w.group]; g != nil && g.hi > 0 && rd.sent.Sub(w.created) < g.hi {
+						missedBelow[uid] = g.hi
+					}
+				}
 			}
 			for len(wake) > 0 {
 				o := types.UID((<-wake).Object.GetName())
@@ -181,14 +237,13 @@ func TestWaitBoardHalves(t *testing.T) {
 		// hi is at most bisectMin over lo, itself under the provisioning, plus a hit's
 		// latency; the read at hi is answered a latency later.
 		limit := bisectMin + 2*c.lat
-		var late []string
 		for uid, lag := range lags {
 			if created[uid].Sub(t0) >= probeMax+time.Second && lag > limit {
 				late = append(late, fmt.Sprintf("%s (+%s)", uid, lag))
 			}
 		}
 		if len(late) > 0 {
-			t.Errorf("provisioned at %s, latency %s: answered more than %s after provisioning: %v", prov, c.lat, limit, late)
+			t.Errorf("provisioned at %s, latency %s: answered more than %s after provisioning, or read past hi: %v", prov, c.lat, limit, late)
 		}
 		t.Logf("provisioned at %s, latency %s: probe %d reads, others %d for %d add-ons, lags %v", prov, c.lat, probeReads, reads-probeReads, n-1, lags)
 		if extra := reads - probeReads - (n - 1); extra < 0 || extra > 6 {
