@@ -102,13 +102,24 @@ func TestWaitSchedules(t *testing.T) {
 	}
 }
 
+// boardReconciler is a Reconciler of the test kind whose board wakes into a channel of
+// capacity c, with its clock at the time returned (tests replace Now to move it).
+func boardReconciler(t *testing.T, c int) (*Reconciler, *time.Time, chan event.TypedGenericEvent[*unstructured.Unstructured]) {
+	t.Helper()
+	k, _ := testResource(t, nil)
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Kind: k, Now: func() time.Time { return t0 }}
+	wake := make(chan event.TypedGenericEvent[*unstructured.Unstructured], c)
+	r.waits.wake = wake
+	return r, &t0, wake
+}
+
 // TestWaitBisectorAnsweredPastHi: a read sent at the middle whose miss is answered after hi
 // (a latency over half of lo..hi) reads again at hi, at once, not a probe gap later as a
 // waiter slower than the group would.
 func TestWaitBisectorAnsweredPastHi(t *testing.T) {
-	k, _ := testResource(t, nil)
-	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	r := &Reconciler{Kind: k, Now: func() time.Time { return t0 }}
+	r, clock, _ := boardReconciler(t, 10)
+	t0 := *clock
 	_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetUID("b"); u.SetName("b") })
 	s := r.newPass(context.Background(), u)
 	s.key = "creds"
@@ -153,12 +164,10 @@ func TestWaitBoardHalves(t *testing.T) {
 		{61 * time.Second, 10 * ms, 175 * ms},
 	} {
 		prov := c.prov
-		k, _ := testResource(t, nil)
-		t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+		r, clock, wake := boardReconciler(t, 1000)
+		t0 := *clock
 		now := t0
-		r := &Reconciler{Kind: k, Now: func() time.Time { return now }}
-		wake := make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1000)
-		r.waits.wake = wake
+		r.Now = func() time.Time { return now }
 		const n = 40
 		next := map[types.UID]time.Time{}
 		created := map[types.UID]time.Time{}
@@ -258,12 +267,10 @@ func TestWaitBoardHalves(t *testing.T) {
 // TestWaitBoardLearns: only the oldest waiter probes; once its add-on is seen provisioned,
 // the others are woken and read their env at that age of their own.
 func TestWaitBoardLearns(t *testing.T) {
-	k, _ := testResource(t, nil)
-	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	r, clock, wake := boardReconciler(t, 10)
+	t0 := *clock
 	now := t0
-	r := &Reconciler{Kind: k, Now: func() time.Time { return now }}
-	wake := make(chan event.TypedGenericEvent[*unstructured.Unstructured], 10)
-	r.waits.wake = wake
+	r.Now = func() time.Time { return now }
 	add := func(uid string) (*pass, time.Duration) {
 		_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetUID(types.UID(uid)); u.SetName(uid) })
 		s := r.newPass(context.Background(), u)
