@@ -309,7 +309,7 @@ func (b *waitBoard) add(s *pass, addon *clevercloud.Addon, created time.Time, ki
 	}
 	g.members[w.uid] = w
 	if o := g.pickBisector(now); o != nil && o != w {
-		b.wakeIfEarlierLocked(g, o, now)
+		b.wakeIfEarlierLocked(g, o, now, nil)
 	}
 	return w.after(g, now)
 }
@@ -376,7 +376,7 @@ func (b *waitBoard) notReady(w *waiter, sent, now time.Time) time.Duration {
 	}
 	g.seenUnprovisioned(w.missAge)
 	if o := g.pickBisector(now); o != nil && o != w {
-		b.wakeIfEarlierLocked(g, o, now) // the next read at the middle is its
+		b.wakeIfEarlierLocked(g, o, now, nil) // the next read at the middle is its
 	}
 	return w.after(g, now)
 }
@@ -396,7 +396,7 @@ func (b *waitBoard) ready(w *waiter, now time.Time) {
 	}
 	if !g.seenProvisioned(now.Sub(w.created), w.missAge) {
 		if o := g.pickBisector(now); o != nil {
-			b.wakeIfEarlierLocked(g, o, now)
+			b.wakeIfEarlierLocked(g, o, now, nil)
 		}
 		return
 	}
@@ -406,16 +406,14 @@ func (b *waitBoard) ready(w *waiter, now time.Time) {
 		p = noProbe
 	}
 	for _, o := range g.members {
-		if o.next.IsZero() || g.dueWith(o, now, p).Before(o.next.Add(-wakeSlack)) {
-			b.wakeLocked(o) // it decides on its pass, which notes its next wake
-		}
+		b.wakeIfEarlierLocked(g, o, now, p)
 	}
 }
 
 // wakeIfEarlierLocked wakes o when its next read comes earlier than it was told; its pass
-// notes its next wake.
-func (b *waitBoard) wakeIfEarlierLocked(g *waitGroup, o *waiter, now time.Time) {
-	if o.next.IsZero() || g.due(o, now).Before(o.next.Add(-wakeSlack)) {
+// notes its next wake. probe is as for dueWith.
+func (b *waitBoard) wakeIfEarlierLocked(g *waitGroup, o *waiter, now time.Time, probe *waiter) {
+	if o.next.IsZero() || g.dueWith(o, now, probe).Before(o.next.Add(-wakeSlack)) {
 		b.wakeLocked(o)
 	}
 }
