@@ -104,22 +104,21 @@ func TestWaitSchedules(t *testing.T) {
 
 // boardReconciler is a Reconciler of the test kind whose board wakes into a channel of
 // capacity c, with its clock at the time returned (tests replace Now to move it).
-func boardReconciler(t *testing.T, c int) (*Reconciler, *time.Time, chan event.TypedGenericEvent[*unstructured.Unstructured]) {
+func boardReconciler(t *testing.T, c int) (*Reconciler, time.Time, chan event.TypedGenericEvent[*unstructured.Unstructured]) {
 	t.Helper()
 	k, _ := testResource(t, nil)
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	r := &Reconciler{Kind: k, Now: func() time.Time { return t0 }}
 	wake := make(chan event.TypedGenericEvent[*unstructured.Unstructured], c)
 	r.waits.wake = wake
-	return r, &t0, wake
+	return r, t0, wake
 }
 
 // TestWaitBisectorAnsweredPastHi: a read sent at the middle whose miss is answered after hi
 // (a latency over half of lo..hi) reads again at hi, at once, not a probe gap later as a
 // waiter slower than the group would.
 func TestWaitBisectorAnsweredPastHi(t *testing.T) {
-	r, clock, _ := boardReconciler(t, 10)
-	t0 := *clock
+	r, t0, _ := boardReconciler(t, 10)
 	_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetUID("b"); u.SetName("b") })
 	s := r.newPass(context.Background(), u)
 	s.key = "creds"
@@ -164,8 +163,7 @@ func TestWaitBoardHalves(t *testing.T) {
 		{61 * time.Second, 10 * ms, 175 * ms},
 	} {
 		prov := c.prov
-		r, clock, wake := boardReconciler(t, 1000)
-		t0 := *clock
+		r, t0, wake := boardReconciler(t, 1000)
 		now := t0
 		r.Now = func() time.Time { return now }
 		const n = 40
@@ -195,9 +193,9 @@ func TestWaitBoardHalves(t *testing.T) {
 			var uid types.UID
 			var at time.Time
 			answer := false
-			for u, t := range next {
-				if uid == "" || t.Before(at) || (t.Equal(at) && u < uid) {
-					uid, at = u, t
+			for u, due := range next {
+				if uid == "" || due.Before(at) || (due.Equal(at) && u < uid) {
+					uid, at = u, due
 				}
 			}
 			for u, rd := range inflight {
@@ -267,8 +265,7 @@ func TestWaitBoardHalves(t *testing.T) {
 // TestWaitBoardLearns: only the oldest waiter probes; once its add-on is seen provisioned,
 // the others are woken and read their env at that age of their own.
 func TestWaitBoardLearns(t *testing.T) {
-	r, clock, wake := boardReconciler(t, 10)
-	t0 := *clock
+	r, t0, wake := boardReconciler(t, 10)
 	now := t0
 	r.Now = func() time.Time { return now }
 	add := func(uid string) (*pass, time.Duration) {
