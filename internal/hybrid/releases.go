@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,6 +80,9 @@ type ReleaseIndex struct {
 	// order they were written in, oldest first, to drop the oldest beyond recentRecords.
 	recent map[types.NamespacedName]*corev1.Secret
 	order  []types.NamespacedName
+
+	// recorder records the refusal of a release record on its resource (nil: not recorded).
+	recorder record.EventRecorder
 }
 
 // recentRecords is how many of the last records written the index keeps (a few KiB each:
@@ -114,7 +118,7 @@ func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[strin
 	if err != nil {
 		return nil, fmt.Errorf("release index: %w", err)
 	}
-	x := &ReleaseIndex{meta: c, secrets: cs, written: map[types.NamespacedName]int{}}
+	x := &ReleaseIndex{meta: c, secrets: cs, written: map[types.NamespacedName]int{}, recorder: mgr.GetEventRecorderFor("clever-operator")}
 	names := make([]string, 0, len(namespaces))
 	for ns := range namespaces {
 		names = append(names, ns)
@@ -199,15 +203,29 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 	sc := x.secrets.Secrets(ns)
 	owner := metav1.NewControllerRef(obj, obj.GetObjectKind().GroupVersionKind())
 	sc = helmclient.NewOwnerRefSecretClient(sc, []metav1.OwnerReference{*owner}, helmclient.MatchAllSecrets)
-	return newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, logr.FromContextOrDiscard(ctx)), nil
+	h := newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, logr.FromContextOrDiscard(ctx))
+	if x.recorder != nil {
+		h.refused = func(err error) {
+			x.recorder.Event(obj, corev1.EventTypeWarning, ReasonRecordRefused, err.Error())
+		}
+	}
+	return h, nil
 }
+
+// ReasonRecordRefused is the reason of the Warning event recorded on a resource when one of
+// its release records is refused (ForgedRecordError).
+const ReasonRecordRefused = "ReleaseRecordRefused"
 
 // newInstallHold is the release storage over impl: Helm's Secrets driver, with the install
 // hold and the record writing below in front of it.
 func newInstallHold(impl typedcorev1.SecretInterface, log logr.Logger) *installHold {
 	d := driver.NewSecrets(impl)
 	d.Log = driverLog(log)
-	return &installHold{Secrets: d, impl: impl}
+	h := &installHold{Secrets: d, impl: impl}
+	if s, ok := impl.(*indexedSecrets); ok {
+		h.ns = s.ns
+	}
+	return h
 }
 
 // installHold is the release storage one action configuration (one reconcile) writes through.
@@ -222,12 +240,17 @@ func newInstallHold(impl typedcorev1.SecretInterface, log logr.Logger) *installH
 // applied (it carries the release's annotations), instead of a pending release to repair.
 //
 // Its records are written as Helm's Secrets driver writes them (recordSecret), with a
-// compressor reused from one record to the next instead of one set up per record; reading,
-// listing and deleting are the driver's.
+// compressor reused from one record to the next instead of one set up per record; they are
+// read as the driver reads them, each checked before Helm acts on it (records.go: release
+// records are Secrets the namespace's editors can write).
 type installHold struct {
 	*driver.Secrets
 	impl typedcorev1.SecretInterface
 	held map[string]*release.Release
+	// ns is the resource's namespace: the only one its records may name (verifyRecord).
+	ns string
+	// refused reports a refused record (a Warning event on the resource; nil: not reported).
+	refused func(error)
 }
 
 // Create holds an install's pending record; any other record is written.
@@ -256,24 +279,6 @@ func (h *installHold) Update(key string, rls *release.Release) error {
 		return fmt.Errorf("update: failed to update: %w", err)
 	}
 	return nil
-}
-
-// Get answers a held record from memory (a copy of the record and its info, as a decoded one
-// would be).
-func (h *installHold) Get(key string) (*release.Release, error) {
-	if r, ok := h.held[key]; ok {
-		return heldCopy(r), nil
-	}
-	return h.Secrets.Get(key)
-}
-
-// Delete drops a held record (an install rolled back before recording its outcome).
-func (h *installHold) Delete(key string) (*release.Release, error) {
-	if r, ok := h.held[key]; ok {
-		delete(h.held, key)
-		return heldCopy(r), nil
-	}
-	return h.Secrets.Delete(key)
 }
 
 func heldCopy(r *release.Release) *release.Release {
