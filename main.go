@@ -263,7 +263,8 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	namespaces := strings.Split(f.watchNamespace, ",")
-	mopts := operator.ManagerOptions(scheme, namespaces)
+	guard := operator.NewCacheGuard()
+	mopts := operator.ManagerOptions(scheme, namespaces, guard)
 	operator.RestrictCache(&mopts, sel, ws)
 	mopts.LeaderElectionID = f.leaderElectionID
 	f.metrics.BindAddress = f.metricsAddr
@@ -284,7 +285,7 @@ func run(args []string, stdout io.Writer) error {
 		API: cfg.API, Watches: ws, ResyncPeriod: f.resyncPeriod, PriceRefresh: priceRefresh(f.priceRefresh), HelmReconcilePeriod: f.helmPeriod,
 		Workers: f.workers, APIRateLimit: f.apiRate, Log: ctrl.Log, Namespaces: namespaces,
 		DefaultDeletionPolicy: f.deletionPolicy, OnAddonMissing: f.onMissing, BackupMaxAge: f.backupMaxAge,
-		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret),
+		CredentialsExpiryWarning: warn, Pod: podRef(), ClaimKeySecret: claimKeyRef(f.claimKeySecret), CacheGuard: guard,
 		DefaultCredentials: f.defaultCredentials, NoDefaultCredentials: f.defaultCredentials == "",
 		SkipCreateDefaultCredentials: !f.createDefaultCredentials, CredentialsCheckPeriod: f.credentialsCheckPeriod,
 		Selector: sel, CellarEndpoint: cellarEndpoint,

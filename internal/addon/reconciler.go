@@ -145,6 +145,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	}
+	// A source Secret changed by anyone but the operator (its signature no longer verifies)
+	// is written again by the pass it wakes: the Helm side renders nothing from it meanwhile.
+	deletedOrForged := predicate.Or[client.Object](onlyDeletes, predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			sec, ok := e.ObjectNew.(*corev1.Secret)
+			return ok && !SecretVerified(r.ClaimKey, sec)
+		},
+	})
 	forPreds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
 	if r.Selector != nil && !r.Selector.Empty() {
 		sel := r.Selector
@@ -154,7 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(r.Kind.Lower()+"-addon").
 		For(r.newObject(), builder.WithPredicates(forPreds...)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.newObject(), handler.OnlyControllerOwner()),
-			builder.WithPredicates(sourceSecrets, onlyDeletes))
+			builder.WithPredicates(sourceSecrets, deletedOrForged))
 	if r.Triggers != nil {
 		b = b.WatchesRawSource(r.Triggers)
 	}
@@ -707,8 +718,12 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
 		return nil
 	}
+	// The source Secret is in the tenant's namespace: its ids are used only when the
+	// operator's signature verifies and its add-on is the one status records (status is
+	// written by the operator alone). Anything else takes the full pass, which finds the
+	// add-on from status and the binding rules and writes the source Secret again.
 	addonID, realID := src.Annotations[AnnotationAddonID], src.Annotations[AnnotationRealID]
-	if addonID == "" || (r.Kind.ConfigProvider && realID == "") {
+	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || addonID != statusAddon.String(obj) || !SecretVerified(r.ClaimKey, src) {
 		return nil
 	}
 	if err := r.connect(ctx, s); err != nil {

@@ -2,7 +2,9 @@ package addon
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -26,6 +28,46 @@ const AnnotationCredentialsHash = Group + "/credentials-hash"
 // AnnotationRealID records the add-on's provider-side id (the config-provider endpoints and
 // the periodic refresh need it without another lookup).
 const AnnotationRealID = Group + "/real-id"
+
+// AnnotationSignature is the operator's signature of a Secret it writes and reads back (the
+// source Secrets, the CellarBuckets' Secrets): an HMAC, with the operator's claim key, of
+// the Secret's namespace and name, its addon-id and real-id annotations and the hash of its
+// data. Those Secrets live in the tenant's namespace, where the namespace's editors can
+// change their annotations and data: the engine, the Helm side and the cache trust one only
+// when its signature verifies (SecretVerified), so a forged add-on id, real id or data is
+// never acted on, and a Secret a tenant labels as the operator's costs the cache its
+// metadata only (docs/security.md, "Threat model").
+const AnnotationSignature = Group + "/signature"
+
+const signatureVersion = "v1"
+
+// SecretSignature is the signature of a Secret in namespace ns named name, holding data of
+// hash dataHash (CredentialsHash), for add-on addonID (real id realID; both empty for a
+// Secret that names no add-on).
+func SecretSignature(key []byte, ns, name, addonID, realID, dataHash string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("clever-operator secret " + signatureVersion))
+	for _, f := range []string{ns, name, addonID, realID, dataHash} {
+		m.Write([]byte{0})
+		m.Write([]byte(f))
+	}
+	return signatureVersion + "/" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// SecretVerified says whether sec is exactly as the operator wrote it: its signature
+// verifies for its namespace, name, add-on id, real id and data. An empty key verifies
+// nothing.
+func SecretVerified(key []byte, sec *corev1.Secret) bool {
+	if len(key) == 0 || sec == nil {
+		return false
+	}
+	sig, ok := sec.Annotations[AnnotationSignature]
+	if !ok {
+		return false
+	}
+	want := SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
+	return hmac.Equal([]byte(sig), []byte(want))
+}
 
 // CredentialsHash is a stable hash of the credentials, safe to show.
 func CredentialsHash(data map[string]string) string {
@@ -54,6 +96,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	}
 	exists := err == nil
 	readopted := false
+	sig := SecretSignature(r.ClaimKey, key.Namespace, key.Name, addonID, realID, hash)
 	if exists && !metav1.IsControlledBy(cur, obj) {
 		if !ownSourceSecret(cur, obj, r.Kind.Lower()) {
 			return &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
@@ -62,7 +105,8 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		cur.OwnerReferences, readopted = withoutController(cur.OwnerReferences), true
 	}
 	if exists && !readopted && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
-		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID {
+		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID &&
+		cur.Annotations[AnnotationSignature] == sig {
 		return nil
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
@@ -70,7 +114,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		sec = cur.DeepCopy()
 	}
 	sec.Labels = mergeMaps(sec.Labels, map[string]string{LabelManagedBy: ManagedByValue, LabelRole: RoleSource, LabelKind: r.Kind.Lower()})
-	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash})
+	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash, AnnotationSignature: sig})
 	sec.Type = corev1.SecretTypeOpaque
 	sec.Data = make(map[string][]byte, len(data))
 	for k, v := range data {
@@ -216,4 +260,13 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unst
 		return err
 	}
 	return nil
+}
+
+// SignSecret sets sec's signature for its namespace, name, addon-id and real-id annotations
+// and data (a Secret that names no add-on, such as a CellarBucket's).
+func SignSecret(key []byte, sec *corev1.Secret) {
+	if sec.Annotations == nil {
+		sec.Annotations = map[string]string{}
+	}
+	sec.Annotations[AnnotationSignature] = SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
 }

@@ -90,6 +90,10 @@ type Reconciler struct {
 	// NewS3 builds the S3 client of a Cellar's keys (default NewMinio).
 	NewS3 func(keys Keys, endpoint string, secure bool) (S3, error)
 	Now   func() time.Time
+	// SignKey signs the bucket Secrets and verifies the Cellars' source Secrets (the
+	// operator's claim key; addon.SecretVerified): a Secret edited in the namespace is
+	// neither read nor left as edited.
+	SignKey []byte
 }
 
 func (r *Reconciler) report() standalone.Reporter {
@@ -177,6 +181,11 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 				return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
 			}
 			return k, "", "", err
+		}
+		if !addon.SecretVerified(r.SignKey, src) {
+			// Edited in the namespace since the operator wrote it: the Cellar's pass writes
+			// it again (its change wakes this bucket).
+			return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
 		}
 		k = Keys{Host: string(src.Data[KeyHost]), KeyID: string(src.Data[KeyKeyID]), KeySecret: string(src.Data[KeyKeySecret])}
 	} else {
@@ -372,6 +381,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, obj *unstructured.Unstruct
 			KeyKeyID:      []byte(k.KeyID),
 			KeyKeySecret:  []byte(k.KeySecret),
 		}
+		addon.SignSecret(r.SignKey, sec)
 		return controllerutil.SetControllerReference(obj, sec, r.Client.Scheme())
 	})
 	return name, err

@@ -63,6 +63,9 @@ type Options struct {
 	// Handoff, shared with the kind's engine, lets the engine's first publication of a
 	// resource leave its status to this side's write after the install (nil: not used).
 	Handoff *addon.StatusHandoff
+	// SourceKey verifies the source Secrets' signatures (the operator's claim key): a source
+	// Secret whose signature does not verify is rendered from as if it were missing.
+	SourceKey []byte
 }
 
 // Setup builds and registers one Helm reconciler for a watches.yaml entry, honouring every
@@ -81,7 +84,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithChart(*w.Chart),
 		reconciler.WithActionClientGetter(acg),
 		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator")).WithHandoff(o.Handoff)),
-		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind), w.OverrideValues)),
+		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind, o.SourceKey), w.OverrideValues)),
 		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
 		reconciler.WithReconcilePeriod(st.period),
 		reconciler.WithMaxConcurrentReconciles(st.workers),
@@ -144,7 +147,7 @@ func settingsFor(w watches.Watch, o Options) settings {
 
 // Translator builds the chart values from the resource and its source Secret (read from the
 // cache; never an API call).
-func Translator(c client.Client, kind *addon.Kind) values.Translator {
+func Translator(c client.Client, kind *addon.Kind, sourceKey []byte) values.Translator {
 	return values.TranslatorFunc(func(ctx context.Context, obj *unstructured.Unstructured) (chartutil.Values, error) {
 		src := &corev1.Secret{}
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}
@@ -156,6 +159,11 @@ func Translator(c client.Client, kind *addon.Kind) values.Translator {
 		}
 		if !metav1.IsControlledBy(src, obj) {
 			return nil, fmt.Errorf("secret %s is not controlled by this resource", key.Name)
+		}
+		if !addon.SecretVerified(sourceKey, src) {
+			// Not as the operator wrote it (edited in the namespace, or not yet signed by
+			// this version): the engine writes it again; the published Secret stays as it is.
+			return nil, ErrNotProvisioned
 		}
 		return Values(kind, obj, src, addon.SecretStrings(src.Data))
 	})

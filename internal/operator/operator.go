@@ -85,6 +85,8 @@ type Options struct {
 	// created when missing, else a key for this process only).
 	ClaimKey       []byte
 	ClaimKeySecret types.NamespacedName
+	// CacheGuard is the guard given to ManagerOptions: Setup gives it the claim key.
+	CacheGuard *CacheGuard
 	// Selector (--watch-selector) limits both sides to the resources it selects, on top of
 	// each watch's own selector; nil: all. RestrictCache applies it to the manager's cache.
 	Selector *WatchSelector
@@ -113,8 +115,9 @@ func NewScheme() (*runtime.Scheme, error) {
 // ManagerOptions returns manager options with the operator's cache layout: unstructured
 // reads are cached, only Secrets and ConfigMaps labelled as the operator's are cached (not
 // every one in the cluster), and cached objects carry no managedFields. namespaces restricts
-// the watch (empty: all namespaces).
-func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
+// the watch (empty: all namespaces). guard, given to Setup too (Options.CacheGuard), keeps
+// the data of only the Secrets the operator signed (nil: no guard, for unit tests).
+func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGuard) ctrl.Options {
 	opts := ctrl.Options{
 		Scheme: scheme,
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
@@ -130,6 +133,13 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string) ctrl.Options {
 			},
 		},
 		LeaderElectionID: DefaultLeaderElectionID,
+	}
+	if guard != nil {
+		for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} {
+			by := opts.Cache.ByObject[obj]
+			by.Transform = chainTransforms(opts.Cache.DefaultTransform, guard.Transform)
+			opts.Cache.ByObject[obj] = by
+		}
 	}
 	opts.Cache.DefaultNamespaces = namespaceConfig(namespaces)
 	return opts
@@ -219,6 +229,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 	}
+	if o.CacheGuard != nil {
+		o.CacheGuard.SetKey(claimKey)
+	}
 	enq := &credentials.Enqueuer{Reader: mgr.GetClient(), DefaultName: defName, Log: o.Log.WithName("credentials")}
 	plans := &addon.PlanCache{}
 	var prices *addon.PriceCache
@@ -259,7 +272,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		handoff.Observe = func(outcome string) { handoffs.WithLabelValues(outcome).Inc() }
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
 			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
-			Releases: releases, Handoff: handoff,
+			Releases: releases, Handoff: handoff, SourceKey: claimKey,
 		}); err != nil {
 			return err
 		}
@@ -286,7 +299,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("setting up NetworkGroup: %w", err)
 	}
 	cbr := &cellarbucket.Reconciler{Client: mgr.GetClient(), Credentials: creds, Recorder: recorder,
-		ResyncPeriod: o.ResyncPeriod, Log: o.Log.WithName("cellarbucket"), Endpoint: o.CellarEndpoint}
+		ResyncPeriod: o.ResyncPeriod, Log: o.Log.WithName("cellarbucket"), Endpoint: o.CellarEndpoint, SignKey: claimKey}
 	if o.Selector != nil {
 		cbr.Selector = o.Selector.Labels
 	}

@@ -27,7 +27,7 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ManagerOptions(s, []string{" a ", "", "b"})
+	o := ManagerOptions(s, []string{" a ", "", "b"}, nil)
 	if got := len(o.Cache.DefaultNamespaces); got != 2 {
 		t.Fatalf("namespaces = %v", o.Cache.DefaultNamespaces)
 	}
@@ -49,7 +49,7 @@ func TestManagerOptionsCacheOnlyOwnedSecrets(t *testing.T) {
 	if !o.Client.Cache.Unstructured {
 		t.Fatal("unstructured reads must be cached")
 	}
-	if all := ManagerOptions(s, nil); all.Cache.DefaultNamespaces != nil {
+	if all := ManagerOptions(s, nil, nil); all.Cache.DefaultNamespaces != nil {
 		t.Fatal("no namespaces must mean all namespaces")
 	}
 	// Cached objects are stored without managedFields.

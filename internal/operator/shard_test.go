@@ -107,7 +107,7 @@ func TestRestrictCache(t *testing.T) {
 	}
 	gvks := []schema.GroupVersionKind{{Group: "api.clever-cloud.com", Version: "v1", Kind: "Redis"}, {Group: "api.clever-cloud.com", Version: "v1", Kind: "PostgreSql"}}
 	ws := []watches.Watch{{GroupVersionKind: gvks[0]}, {GroupVersionKind: gvks[1]}}
-	o := ManagerOptions(s, nil)
+	o := ManagerOptions(s, nil, nil)
 	if o.LeaderElectionID != DefaultLeaderElectionID || DefaultLeaderElectionID != "clever-operator.api.clever-cloud.com" {
 		t.Fatalf("lease %q: the default must stay the one earlier releases used", o.LeaderElectionID)
 	}

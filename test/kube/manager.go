@@ -81,7 +81,8 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(err).NotTo(HaveOccurred())
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
-	opts := operator.ManagerOptions(scheme, o.Namespaces)
+	guard := operator.NewCacheGuard()
+	opts := operator.ManagerOptions(scheme, o.Namespaces, guard)
 	operator.RestrictCache(&opts, o.Selector, ws)
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	m := &Manager{}
@@ -103,7 +104,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
-		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret,
+		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret, CacheGuard: guard,
 		Selector: o.Selector, CellarEndpoint: o.CellarEndpoint,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
