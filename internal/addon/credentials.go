@@ -85,7 +85,8 @@ type Resolver struct {
 	// OperatorNamespace is where a ClusterCleverCredentials' Secret is when it names no
 	// namespace.
 	OperatorNamespace string
-	// NewClient builds a client (the engine shares one per credential set).
+	// NewClient builds a client (the engine shares one per credential set and scope, whose
+	// circuit it keys: ClientFor).
 	NewClient func(config.APIConfig) (*clevercloud.Client, error)
 	// SecretTTL bounds how long a referenced Secret read is reused (default 10 s); Forget
 	// drops it at once.
@@ -135,7 +136,7 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 		if err != nil {
 			return nil, refused(status.ReasonInvalidCredentials, "Secret %s/%s: %v", ns, secName, err)
 		}
-		return r.grant(cfg, fmt.Sprintf("Secret %s/%s", ns, secName), nil, true, nil)
+		return r.grant(cfg, namespaceScope(ns), fmt.Sprintf("Secret %s/%s", ns, secName), nil, true, nil)
 	}
 	g, base, err := r.cluster(ctx, ns, r.DefaultName)
 	if err != nil {
@@ -144,7 +145,8 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 	if g == nil {
 		// No default object: the operator's credentials, allowing everything.
 		base = r.Global
-		if g, err = r.grant(base, "the operator's credentials (no ClusterCleverCredentials "+r.defaultLabel()+")", nil, true, nil); err != nil {
+		sc := scope{key: "the operator's credentials in namespace " + ns, namespace: ns}
+		if g, err = r.grant(base, sc, "the operator's credentials (no ClusterCleverCredentials "+r.defaultLabel()+")", nil, true, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +159,7 @@ func (r *Resolver) Resolve(ctx context.Context, obj *unstructured.Unstructured) 
 	if err != nil {
 		return nil, refused(status.ReasonInvalidCredentials, "Secret %s/%s: %v", ns, secName, err)
 	}
-	return r.grant(cfg, fmt.Sprintf("Secret %s/%s over %s", ns, secName, g.Source), g.Organisations, g.BindAny, g.BindIDs)
+	return r.grant(cfg, namespaceScope(ns), fmt.Sprintf("Secret %s/%s over %s", ns, secName, g.Source), g.Organisations, g.BindAny, g.BindIDs)
 }
 
 func (r *Resolver) defaultLabel() string {
@@ -210,7 +212,7 @@ func (r *Resolver) namespaced(ctx context.Context, ns, name string) (*Grant, err
 	if err != nil {
 		return nil, err
 	}
-	return r.grant(cfg, source, toStrings(cc.Spec.Organisations), cc.Spec.Binding.Any, toStrings(cc.Spec.Binding.AddonIDs))
+	return r.grant(cfg, namespaceScope(ns), source, toStrings(cc.Spec.Organisations), cc.Spec.Binding.Any, toStrings(cc.Spec.Binding.AddonIDs))
 }
 
 // NamespacedConfig is the configuration a CleverCredentials stands for (its Secret, parsed as
@@ -267,7 +269,8 @@ func (r *Resolver) cluster(ctx context.Context, ns, name string) (*Grant, config
 	if err != nil {
 		return nil, config.APIConfig{}, err
 	}
-	g, err := r.grant(cfg, source, toStrings(ccc.Spec.Organisations), ccc.Spec.Binding.Any, toStrings(ccc.Spec.Binding.AddonIDs))
+	sc := scope{key: source + " in namespace " + ns, namespace: ns}
+	g, err := r.grant(cfg, sc, source, toStrings(ccc.Spec.Organisations), ccc.Spec.Binding.Any, toStrings(ccc.Spec.Binding.AddonIDs))
 	return g, cfg, err
 }
 
@@ -396,35 +399,86 @@ func (r *Resolver) Forget(key types.NamespacedName) {
 	r.mu.Unlock()
 }
 
+// scope is where a grant's credentials come from, for what must not follow their value: the
+// circuit breaker's key (a namespace minting new tokens keeps its open circuit) and the share
+// of a kind's workers (fairness.go). Everything a namespace supplies (a CleverCredentials, an
+// override Secret, with or without an identity) is one scope per namespace, whatever the
+// object: a namespace gets no fresh circuit or share by creating another one. Credentials an
+// admin chose are one scope per credentials object and namespace: `default`, used by many
+// namespaces, is not one tenant.
+type scope struct {
+	key       string
+	namespace string
+	supplied  bool // the namespace supplied the credentials
+}
+
+func namespaceScope(ns string) scope {
+	return scope{key: "namespace " + ns, namespace: ns, supplied: true}
+}
+
+// CircuitKey is the circuit key of a credentials object's own checks (the credentials
+// controller's): a CleverCredentials shares its namespace's circuit (namespaceScope); a
+// ClusterCleverCredentials has its own.
+func CircuitKey(obj client.Object) string {
+	if obj.GetNamespace() != "" {
+		return namespaceScope(obj.GetNamespace()).key
+	}
+	return KindClusterCleverCredentials + " " + obj.GetName()
+}
+
 // grant validates a configuration and returns its Grant, with a shared client.
-func (r *Resolver) grant(cfg config.APIConfig, source string, orgs []string, bindAny bool, bindIDs []string) (*Grant, error) {
+func (r *Resolver) grant(cfg config.APIConfig, sc scope, source string, orgs []string, bindAny bool, bindIDs []string) (*Grant, error) {
 	if err := validate(cfg, source); err != nil {
 		return nil, err
 	}
-	api, key, err := r.Client(cfg)
+	api, key, err := r.ClientFor(cfg, sc.key)
 	if err != nil {
 		return nil, refused(status.ReasonInvalidCredentials, "%s: %v", source, err)
 	}
-	return &Grant{API: api, Key: key, Source: source, Organisations: orgs, BindAny: bindAny, BindIDs: bindIDs}, nil
+	g := &Grant{API: api, Key: key, Source: source, Organisations: orgs, BindAny: bindAny, BindIDs: bindIDs}
+	if sc.supplied || !r.ownEndpoint(cfg) {
+		// The namespace chose them, or their endpoint is not the operator's: an endpoint that
+		// does not answer must not hold every worker (fairness.go).
+		g.Tenant = sc.key
+	}
+	return g, nil
 }
 
-// Client returns the shared client of a configuration (one per credential set): the engine's
-// and the credentials controller's checks use the same.
+// ownEndpoint says whether cfg sends its requests to the operator's own API endpoint or
+// bridge (Clever Cloud's, usually).
+func (r *Resolver) ownEndpoint(cfg config.APIConfig) bool {
+	e := cfg.RequestEndpoint()
+	bridge := config.APIConfig{Endpoint: r.Global.Endpoint, BridgeEndpoint: r.Global.BridgeEndpoint, BearerToken: "bridge"}
+	api := config.APIConfig{Endpoint: r.Global.Endpoint, Token: "api", Secret: "api"}
+	return strings.EqualFold(e, api.RequestEndpoint()) || strings.EqualFold(e, bridge.RequestEndpoint())
+}
+
+// Client returns the shared client of a configuration, with the circuit of its credential
+// set (ClientFor without a key).
 func (r *Resolver) Client(cfg config.APIConfig) (*clevercloud.Client, string, error) {
+	return r.ClientFor(cfg, "")
+}
+
+// ClientFor returns the shared client of a configuration and circuit key (one per credential
+// set and key): the engine's and the credentials controller's checks use the same. The key
+// returned identifies the credential set (for caches), whatever the circuit key.
+func (r *Resolver) ClientFor(cfg config.APIConfig, circuitKey string) (*clevercloud.Client, string, error) {
 	key := cfg.Fingerprint()
+	ck := circuitKey + "\x00" + key
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.clients[key]; ok {
+	if c, ok := r.clients[ck]; ok {
 		return c, key, nil
 	}
 	c, err := r.NewClient(cfg)
 	if err != nil {
 		return nil, "", err
 	}
+	c.KeyCircuit(circuitKey)
 	if r.clients == nil {
 		r.clients = map[string]*clevercloud.Client{}
 	}
-	r.clients[key] = c
+	r.clients[ck] = c
 	return c, key, nil
 }
 

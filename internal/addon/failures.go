@@ -89,6 +89,10 @@ func (s *pass) failAPI(doing string, err error) error {
 			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
 	case failUnavailable:
 		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err))
+		if timedOut(err) {
+			// A stuck endpoint (a namespace's credentials may name any): the pass gave up.
+			msg = fmt.Sprintf("the Clever Cloud API endpoint %sdid not answer in time while %s (a pass gives up after %s; will retry): %s", s.endpointOf(), doing, s.r.passTimeout(), apiMessage(err))
+		}
 		if a, ok := status.Find(status.Conditions(s.obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
 			return s.unsynced(msg, err)
 		}

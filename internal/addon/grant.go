@@ -16,6 +16,11 @@ type Grant struct {
 	// Source names where the credentials came from, for messages: "ClusterCleverCredentials
 	// default", "CleverCredentials team-a/ci", "Secret team-a/clever-operator".
 	Source string
+	// Tenant, when set, is the key under which passes with these credentials share a kind's
+	// workers (at most Reconciler.TenantWorkers at once, fairness.go): the namespace, for
+	// credentials a namespace supplied or whose endpoint is not the operator's. "": not
+	// limited (the operator's endpoint with credentials an admin chose).
+	Tenant string
 	// Organisations the resource may act in; empty: any the credentials reach.
 	Organisations []string
 	// BindAny allows binding any add-on of an allowed organisation; BindIDs these add-ons.

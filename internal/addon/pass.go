@@ -44,6 +44,8 @@ type pass struct {
 	grant *Grant
 	api   API
 	key   string
+	// slot is the tenant whose share of workers the pass holds ("" none: fairness.go).
+	slot string
 	// info is an operator add-on's v4 answer, read by credentials, recorded by publish.
 	info *clevercloud.OperatorInfo
 

@@ -97,6 +97,11 @@ type Reconciler struct {
 	// resource's credentials for the first time leave its status write to the Helm side's,
 	// which follows the rendering (handoff.go). nil: every pass writes its own status.
 	Handoff *StatusHandoff
+	// PassTimeout bounds each pass (default DefaultPassTimeout); TenantWorkers is how many
+	// workers the passes of one tenant's credentials may hold at once (default half the
+	// workers, at least one; negative: no limit). fairness.go.
+	PassTimeout   time.Duration
+	TenantWorkers int
 
 	observed  sync.Map // types.UID -> time.Time of the last API observation
 	refreshes sync.Map // types.UID -> *int, periodic refreshes done (alternating reads)
@@ -106,6 +111,8 @@ type Reconciler struct {
 	fresh sync.Map // types.UID -> struct{}
 	// waits are the add-ons being provisioned this process waits for (waiting.go).
 	waits waitBoard
+	// slots are the passes each tenant has in flight (fairness.go).
+	slots tenantSlots
 }
 
 func (r *Reconciler) now() time.Time {
@@ -221,7 +228,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // writes the status once (nothing when nothing changed) before the pass's events are recorded.
 func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unstructured) (res ctrl.Result, err error) {
 	s := r.newPass(ctx, obj)
+	// The steps run under the pass's deadline; what they decided is written without it.
+	pctx, cancel := context.WithTimeout(ctx, r.passTimeout())
 	defer func() {
+		cancel()
+		r.releaseSlot(s)
 		cerr := r.commit(ctx, s)
 		if cerr != nil && err == nil {
 			res, err = ctrl.Result{}, cerr
@@ -237,7 +248,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 		}
 		tracing.EndPass(ctx, s.obj.GetUID(), s.mode, addonReadyReason(s.obj), s.writes)
 	}()
-	return end(r.run(ctx, s))
+	return end(r.run(pctx, s))
 }
 
 // run is the pass, top to bottom. Each step returns nil to go on, or a stopPass (or an error
@@ -412,6 +423,9 @@ func (r *Reconciler) connect(ctx context.Context, s *pass) error {
 	if !g.AllowsOrganisation(s.org) {
 		return s.fail(status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s), which allow only %s; nothing was done at Clever Cloud%s",
 			s.org, g.Source, strings.Join(g.Organisations, ", "), hint), nil)
+	}
+	if err := r.takeSlot(s, g); err != nil {
+		return err
 	}
 	s.grant, s.api, s.key = g, g.API, g.Key
 	return nil

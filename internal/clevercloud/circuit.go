@@ -7,15 +7,18 @@ import (
 	"time"
 )
 
-// ErrCircuitOpen is returned without any request while Clever Cloud keeps answering 429 or
-// 5xx to a credential set: after CircuitThreshold consecutive such failures the circuit opens
-// for CircuitCooldown (doubling each time the probe fails too, up to 5 minutes; no longer than
+// ErrCircuitOpen is returned without any request while Clever Cloud (the endpoint) keeps
+// answering 429 or 5xx, or not answering, to a credential set (or to a source:
+// Client.KeyCircuit): after CircuitThreshold consecutive such failures the circuit opens for
+// CircuitCooldown (doubling each time the probe fails too, up to 5 minutes; no longer than
 // the failure's Retry-After when it has one), then lets a request through to probe.
-var ErrCircuitOpen = errors.New("circuit open: Clever Cloud keeps refusing or failing requests; waiting before trying again")
+var ErrCircuitOpen = errors.New("circuit open: the Clever Cloud API endpoint keeps refusing, failing or not answering requests; waiting before trying again")
 
 const maxCircuitCooldown = 5 * time.Minute
 
-// circuit is shared per credential set, like the rate limiter.
+// circuit is shared per credential set, like the rate limiter, or per source and endpoint host
+// (Client.KeyCircuit: the operator names where the credentials come from, so a namespace
+// cannot reset its circuit by minting a new token).
 type circuit struct {
 	mu        sync.Mutex
 	failures  int
@@ -95,7 +98,8 @@ func (c *circuit) record(err error, now time.Time) (opened bool) {
 	return true
 }
 
-// countsAgainstCircuit: 429, 5xx and transport failures.
+// countsAgainstCircuit: 429, 5xx and transport failures: no connection, no answer in time
+// (sending the request), or an answer cut short (reading its body).
 func countsAgainstCircuit(err error) bool {
 	if err == nil {
 		return false
@@ -105,7 +109,7 @@ func countsAgainstCircuit(err error) bool {
 		return ae.StatusCode == http.StatusTooManyRequests || ae.StatusCode >= 500
 	}
 	var re *RequestError
-	return errors.As(err, &re) && re.Op == opSend
+	return errors.As(err, &re) && (re.Op == opSend || re.Op == opRead)
 }
 
 // IsThrottled says whether err means "too many requests for now": a 429, the circuit open,

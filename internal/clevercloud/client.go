@@ -260,6 +260,21 @@ var defaultTransport = sync.OnceValue(func() http.RoundTripper {
 	return t
 })
 
+// KeyCircuit makes the client share the circuit of key (where its credentials come from, e.g.
+// "namespace team-b") and its endpoint's host, instead of its credential set's: every client
+// with that key and host, whatever its token, sees the same open circuit, so minting a new
+// token does not close it. Call it before the client is used; a client without circuit
+// (CircuitThreshold < 0) keeps none.
+func (c *Client) KeyCircuit(key string) {
+	if c.circuit == nil || key == "" {
+		return
+	}
+	c.circuit.mu.Lock()
+	threshold, cooldown := c.circuit.threshold, c.circuit.base
+	c.circuit.mu.Unlock()
+	c.circuit = sharedCircuit("source\x00"+key+"\x00"+strings.ToLower(c.host), threshold, cooldown)
+}
+
 // Endpoint returns the base URL the client talks to (without trailing slash).
 func (c *Client) Endpoint() string { return c.endpoint }
 
@@ -675,7 +690,7 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		err := c.attempt(ctx, cl)
 		endSpan(cl.status, spanErrorType(cl, err))
 		logCall(ctx, cl, attempt, time.Since(start), err)
-		if c.circuit != nil && ctx.Err() == nil {
+		if c.circuit != nil && (ctx.Err() == nil || c.unansweredUntilDeadline(ctx, start)) {
 			if c.circuit.record(err, c.now()) {
 				c.metrics.observeCircuitOpened()
 			}
@@ -712,6 +727,14 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		case <-t.C:
 		}
 	}
+}
+
+// unansweredUntilDeadline: the caller's deadline (an engine pass's) cut an attempt the
+// endpoint had left unanswered for a while (at least a second, or the attempt timeout when
+// shorter): that counts against the circuit like the attempt's own timeout. A cancellation, or
+// an attempt started just before the deadline, says nothing about the endpoint.
+func (c *Client) unansweredUntilDeadline(ctx context.Context, start time.Time) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) && time.Since(start) >= min(c.timeout, time.Second)
 }
 
 // withCtxErr reports the last attempt's error together with the context's error

@@ -147,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			retry = err
 		}
 	} else {
-		res, retry = r.check(ctx, cfg, st, obj.GetGeneration(), now)
+		res, retry = r.check(ctx, cfg, addon.CircuitKey(obj), st, obj.GetGeneration(), now)
 	}
 	st.ObservedGeneration = obj.GetGeneration()
 	st.LastCheckedAt = &now
@@ -176,19 +176,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, nil
 }
 
-// check asks Clever Cloud who the credentials are and what they reach.
-func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, st *v1alpha1.CleverCredentialsStatus, gen int64, now metav1.Time) (ctrl.Result, error) {
+// check asks Clever Cloud who the credentials are and what they reach, within
+// addon.DefaultPassTimeout (the endpoint is the credentials', which may never answer), with the
+// circuit of where they come from (circuitKey: a namespace's shared with its resources').
+func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, circuitKey string, st *v1alpha1.CleverCredentialsStatus, gen int64, now metav1.Time) (ctrl.Result, error) {
 	var c Checker
 	var err error
 	if r.NewChecker != nil {
 		c, err = r.NewChecker(cfg)
 	} else {
-		c, _, err = r.Resolver.Client(cfg)
+		c, _, err = r.Resolver.ClientFor(cfg, circuitKey)
 	}
 	if err != nil {
 		r.setNotReady(st, status.ReasonInvalidCredentials, "cannot build a Clever Cloud client: "+err.Error(), gen, now)
 		return ctrl.Result{}, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, addon.DefaultPassTimeout)
+	defer cancel()
 	self, err := c.Self(ctx)
 	if err == nil {
 		var orgs []clevercloud.Organisation

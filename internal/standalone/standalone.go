@@ -5,6 +5,7 @@ package standalone
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -82,6 +83,9 @@ func (r Reporter) Fail(obj *unstructured.Unstructured, what string, err error) (
 	reason := status.ReasonAPIError
 	if clevercloud.IsRetryable(err) {
 		reason = status.ReasonAPIUnavailable
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return r.FailWith(obj, reason, what+": the Clever Cloud API endpoint did not answer in time (will retry): "+addon.APIMessage(err))
 	}
 	return r.FailWith(obj, reason, what+": "+addon.APIMessage(err))
 }
@@ -168,7 +172,9 @@ func ControllerOptions() controller.Options {
 }
 
 // Run is one pass over the resource of gvk named by req: pass works on a copy and changes its
-// status in memory; the status is written once, at the end (not after the finalizer went).
+// status in memory, within addon.DefaultPassTimeout (a credentials' endpoint may never
+// answer); the status is written once, at the end (not after the finalizer went), without
+// that deadline.
 func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.GroupVersionKind, finalizer string,
 	pass func(context.Context, *unstructured.Unstructured) (ctrl.Result, error)) (ctrl.Result, error) {
 	obj := &unstructured.Unstructured{}
@@ -177,7 +183,9 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := obj.DeepCopy()
-	res, err := pass(ctx, obj)
+	pctx, cancel := context.WithTimeout(ctx, addon.DefaultPassTimeout)
+	res, err := pass(pctx, obj)
+	cancel()
 	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return res, err // released
 	}

@@ -1,0 +1,200 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/status"
+)
+
+// tenantCredentials resolves every resource to one tenant's credentials.
+type tenantCredentials struct {
+	api    API
+	tenant string
+}
+
+func (c tenantCredentials) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
+	return &Grant{API: c.api, Key: "k", Source: "Secret ns/clever-operator", BindAny: true, Tenant: c.tenant}, nil
+}
+
+// stuckAPI never answers the catalogue, create or list: each call waits for the pass's
+// context (a stuck endpoint behind the client's timeouts).
+type stuckAPI struct {
+	fakeAPI
+	creates atomic.Int32
+}
+
+func (a *stuckAPI) CreateAddon(ctx context.Context, _ string, _ clevercloud.CreateOpts) (*clevercloud.Addon, error) {
+	a.creates.Add(1)
+	<-ctx.Done()
+	return nil, &clevercloud.RequestError{Method: "POST", Route: clevercloud.RouteAddons, Op: "sending request", Err: ctx.Err()}
+}
+
+func TestTenantShare(t *testing.T) {
+	for _, c := range []struct{ workers, tenant, want int }{
+		{0, 0, 2}, {4, 0, 2}, {1, 0, 1}, {2, 0, 1}, {8, 0, 4}, {4, 3, 3}, {4, -1, 0},
+	} {
+		r := &Reconciler{MaxConcurrentReconciles: c.workers, TenantWorkers: c.tenant}
+		if got := r.tenantShare(); got != c.want {
+			t.Errorf("workers %d, TenantWorkers %d: share %d, want %d", c.workers, c.tenant, got, c.want)
+		}
+	}
+	var s tenantSlots
+	if !s.acquire("a", 2) || !s.acquire("a", 2) || s.acquire("a", 2) {
+		t.Fatal("tenant a: want two slots, then none")
+	}
+	if !s.acquire("b", 2) {
+		t.Fatal("tenant b is not limited by a's share")
+	}
+	s.release("a")
+	if !s.acquire("a", 2) {
+		t.Fatal("a released slot is free again")
+	}
+	s.release("a")
+	s.release("a")
+	s.release("b")
+	if len(s.held) != 0 {
+		t.Fatalf("slots left: %v", s.held)
+	}
+}
+
+// A pass of a tenant whose share of workers is in use makes no call and writes nothing: it
+// comes back after one to two seconds (no backoff growth), and is still a first pass then.
+// Once the slot is free, it runs; its slot is released at the end of the pass.
+func TestPassOverTenantShareWaitsWithoutCalling(t *testing.T) {
+	k, u := testResource(t, nil)
+	api := &fakeAPI{env: []clevercloud.Variable{{Name: "AZIMUTT_URL", Value: "https://az"}}}
+	h := newHarness(t, k, api, u)
+	h.r.Credentials = tenantCredentials{api: api, tenant: "namespace ns"}
+	h.r.MaxConcurrentReconciles = 4
+	// Two passes of the tenant are in flight (stuck at its endpoint).
+	h.r.slots.acquire("namespace ns", 2)
+	h.r.slots.acquire("namespace ns", 2)
+	res, err := h.r.reconcileObject(context.Background(), h.get(t, u))
+	if err != nil || res.RequeueAfter < TenantRetry || res.RequeueAfter > 2*TenantRetry {
+		t.Fatalf("over the share: %+v, %v; want a requeue after 1-2 s without error", res, err)
+	}
+	if len(api.calls) != 0 || h.statusWrites != 0 {
+		t.Fatalf("over the share: calls %v, status writes %d; want none", api.calls, h.statusWrites)
+	}
+	h.r.slots.release("namespace ns")
+	live := h.pass(t, u)
+	if got := ready(live); got != "True/"+status.ReasonProvisioned {
+		t.Fatalf("with a free slot: %s (calls %v)", got, api.calls)
+	}
+	for _, c := range api.calls {
+		if c == "list" {
+			t.Fatalf("the pass after the wait listed the organisation (not a first pass any more): %v", api.calls)
+		}
+	}
+	if n := h.r.slots.inFlight("namespace ns"); n != 1 {
+		t.Fatalf("slots held after the pass: %d, want 1 (the pass's own released)", n)
+	}
+	// The operator's credentials (no Tenant) are never limited.
+	h.r.Credentials = staticCredentials{api}
+	if _, err := h.r.reconcileObject(context.Background(), h.get(t, live)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pass whose endpoint never answers is cut by the pass deadline: AddonReady says the
+// endpoint did not answer in time (ApiUnavailable), the work queue backs off (an error), and
+// the status is written although the deadline has passed. The create's outcome is unknown,
+// so the next pass looks the add-on up by name before creating again.
+func TestPassDeadline(t *testing.T) {
+	k, u := testResource(t, nil)
+	api := &stuckAPI{}
+	h := newHarness(t, k, api, u)
+	h.r.Credentials = tenantCredentials{api: api, tenant: "namespace ns"}
+	h.r.PassTimeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := h.r.reconcileObject(context.Background(), h.get(t, u))
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the pass took %s, deadline 200ms", took)
+	}
+	if err == nil {
+		t.Fatal("a pass cut by its deadline must back off (an error for the work queue)")
+	}
+	live := h.get(t, u)
+	a, _ := status.Find(status.Conditions(live), status.TypeAddonReady)
+	if a.Reason != status.ReasonAPIUnavailable || !strings.Contains(a.Message, "did not answer in time") || !strings.Contains(a.Message, "Secret ns/clever-operator") {
+		t.Fatalf("AddonReady %s: %q", a.Reason, a.Message)
+	}
+	if h.statusWrites != 1 {
+		t.Fatalf("status writes %d, want 1 (written after the deadline)", h.statusWrites)
+	}
+	if n := h.r.slots.inFlight("namespace ns"); n != 0 {
+		t.Fatalf("slot not released: %d", n)
+	}
+	// The next pass is not a first pass: it lists the organisation before any create.
+	api.fakeAPI.calls = nil
+	_, _ = h.r.reconcileObject(context.Background(), h.get(t, u))
+	if api.creates.Load() != 2 || len(api.fakeAPI.calls) == 0 || api.fakeAPI.calls[0] != "list" {
+		t.Fatalf("second pass calls %v: want the lookup by name first", api.fakeAPI.calls)
+	}
+}
+
+// The resolver keys the circuit by where credentials come from, not by their token: a
+// namespace's new token in its override Secret meets the circuit its old one opened.
+func TestResolverCircuitSurvivesANewToken(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	r := &Resolver{NewClient: func(cfg config.APIConfig) (*clevercloud.Client, error) {
+		return clevercloud.New(clevercloud.Config{Endpoint: cfg.RequestEndpoint(), Credentials: clevercloud.Credentials{BearerToken: cfg.Bearer()},
+			MaxRetries: -1, RateLimit: -1, CircuitThreshold: 2, CircuitCooldown: time.Minute})
+	}}
+	ns := fmt.Sprintf("fair-%d", time.Now().UnixNano())
+	ctx := context.Background()
+	g1, err := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "first-token"}, namespaceScope(ns), "Secret "+ns+"/clever-operator", nil, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g1.Tenant != "namespace "+ns {
+		t.Fatalf("Tenant %q", g1.Tenant)
+	}
+	for range 2 {
+		_, _ = g1.API.GetAddon(ctx, "orga_x", "addon_x")
+	}
+	g2, err := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "second-token"}, namespaceScope(ns), "Secret "+ns+"/clever-operator", nil, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2.Key == g1.Key {
+		t.Fatal("another token is another credential set")
+	}
+	if _, err := g2.API.GetAddon(ctx, "orga_x", "addon_x"); !clevercloud.IsThrottled(err) {
+		t.Fatalf("new token: %v; want the namespace's open circuit", err)
+	}
+	if n := hits.Load(); n != 2 {
+		t.Fatalf("endpoint hits %d, want 2", n)
+	}
+	// Another namespace has its own circuit; an admin's credentials at the operator's
+	// endpoint are not a tenant.
+	g3, _ := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "second-token"}, namespaceScope(ns+"-other"), "Secret x", nil, true, nil)
+	if _, err := g3.API.GetAddon(ctx, "orga_x", "addon_x"); clevercloud.IsThrottled(err) {
+		t.Fatal("another namespace shares the circuit")
+	}
+	r.Global = config.APIConfig{Endpoint: srv.URL}
+	g4, _ := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "op"}, scope{key: "ClusterCleverCredentials default in namespace " + ns, namespace: ns}, "ClusterCleverCredentials default", nil, true, nil)
+	if g4.Tenant != "" {
+		t.Fatalf("the operator's endpoint with an admin's credentials: Tenant %q, want none", g4.Tenant)
+	}
+	g5, _ := r.grant(config.APIConfig{Endpoint: "https://elsewhere.example", BearerToken: "op"}, scope{key: "ClusterCleverCredentials other in namespace " + ns, namespace: ns}, "ClusterCleverCredentials other", nil, true, nil)
+	if g5.Tenant != "ClusterCleverCredentials other in namespace "+ns {
+		t.Fatalf("an admin's credentials at another endpoint: Tenant %q", g5.Tenant)
+	}
+}
