@@ -324,9 +324,13 @@ func TestForgedRecordRefusedOnEveryPath(t *testing.T) {
 		"fail pending": func(r *realRelease) error { return failPendingRelease(r.cfg.Releases, realName) },
 	}
 	forgeries := map[string]func(*release.Release){
-		"victims appended":  appendVictims,
-		"cluster-scoped":    func(rls *release.Release) { rls.Manifest += "\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: team-a\n" },
-		"pre-delete hook":   func(rls *release.Release) { rls.Hooks = []*release.Hook{{Name: "team-a", Kind: "Job", Events: []release.HookEvent{release.HookPreDelete}}} },
+		"victims appended": appendVictims,
+		"cluster-scoped": func(rls *release.Release) {
+			rls.Manifest += "\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: team-a\n"
+		},
+		"pre-delete hook": func(rls *release.Release) {
+			rls.Hooks = []*release.Hook{{Name: "team-a", Kind: "Job", Events: []release.HookEvent{release.HookPreDelete}}}
+		},
 		"release namespace": func(rls *release.Release) { rls.Namespace = "team-a" },
 	}
 	for fname, change := range forgeries {
