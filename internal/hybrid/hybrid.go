@@ -85,7 +85,7 @@ func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error
 		reconciler.WithActionClientGetter(acg),
 		reconciler.WithClient(NewStatusClient(mgr.GetClient(), kind).WithRecorder(mgr.GetEventRecorderFor("clever-operator")).WithHandoff(o.Handoff)),
 		reconciler.WithValueTranslator(withOverrides(Translator(mgr.GetClient(), kind, o.SourceKey), w.OverrideValues)),
-		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind)),
+		reconciler.WithPauseReconcileHandler(PauseHandler(mgr.GetClient(), kind, o.SourceKey)),
 		reconciler.WithReconcilePeriod(st.period),
 		reconciler.WithMaxConcurrentReconciles(st.workers),
 		reconciler.WithMaxReleaseHistory(MaxReleaseHistory),
@@ -243,7 +243,7 @@ func withOverrides(t values.Translator, overrides map[string]string) values.Tran
 // the add-on has not been provisioned yet, so no error is logged for the wait, and (c) while
 // the user pauses the resource (api.clever-cloud.com/paused: "true"). A deleting resource is
 // never held by a user pause.
-func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHandlerFunc {
+func PauseHandler(c client.Client, kind *addon.Kind, sourceKey []byte) reconciler.PauseReconcileHandlerFunc {
 	return func(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
 		if obj.GetDeletionTimestamp() != nil {
 			return controllerutil.ContainsFinalizer(obj, kind.Finalizer()), nil
@@ -251,8 +251,24 @@ func PauseHandler(c client.Client, kind *addon.Kind) reconciler.PauseReconcileHa
 		if obj.GetAnnotations()[addon.AnnotationPaused] == "true" {
 			return true, nil
 		}
-		return sourceSecretMissing(ctx, c, kind, obj)
+		return sourceNotUsable(ctx, c, kind, obj, sourceKey)
 	}
+}
+
+// sourceNotUsable says whether obj's source Secret is absent from c (the cache), or not as
+// the operator wrote it (its signature does not verify: edited in the namespace). The Helm
+// reconcile is held then, as before the first publication: the published Secret stays as it
+// is until the engine has written the source Secret again.
+func sourceNotUsable(ctx context.Context, c client.Reader, kind *addon.Kind, obj client.Object, key []byte) (bool, error) {
+	src := &corev1.Secret{}
+	err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, src)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return !addon.SecretVerified(key, src), nil
 }
 
 // sourceSecretMissing says whether obj's source Secret is absent from c (the cache): the pause
@@ -315,6 +331,9 @@ type prefixedActionClient struct {
 	// (the second read before an install).
 	current *release.Release
 	missing string
+	// taken is a release a Get of this reconcile refused as another resource's
+	// (releaseTaken): an uninstall of this resource leaves it alone.
+	taken string
 	// cache reads the published objects for the drift repair's shortcut (see Reconcile).
 	cache client.Reader
 	// ctx is the reconcile's and traced its resource: each install, upgrade, dry-run or
@@ -356,9 +375,28 @@ func failPendingRelease(store *storage.Storage, name string) error {
 	return store.Update(last)
 }
 
+// releaseTaken is the refusal of a release that another resource of the kind installed: a
+// name of 53 characters or more is shortened with a hash (addon.Kind.ReleaseName), and a
+// shorter name can spell that shortened name exactly. Acting on it would replace (upgrade)
+// or delete (uninstall) the other resource's published objects.
+func (p *prefixedActionClient) releaseTaken(rel *release.Release, name string) error {
+	owner, ok := rel.Config["crName"].(string)
+	if !ok || owner == name {
+		return nil
+	}
+	return fmt.Errorf("helm release %s belongs to %s %s of this namespace (both names give that release name): rename this resource; the operator leaves that release alone",
+		rel.Name, p.kind.GVK.Kind, owner)
+}
+
 func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*release.Release, error) {
 	if len(opts) > 0 {
-		return p.ActionInterface.Get(p.kind.ReleaseName(name), opts...)
+		rel, err := p.ActionInterface.Get(p.kind.ReleaseName(name), opts...)
+		if err == nil && rel != nil {
+			if terr := p.releaseTaken(rel, name); terr != nil {
+				return nil, terr
+			}
+		}
+		return rel, err
 	}
 	if p.current != nil && p.current.Name == p.kind.ReleaseName(name) {
 		return p.current, nil
@@ -367,6 +405,12 @@ func (p *prefixedActionClient) Get(name string, opts ...helmclient.GetOption) (*
 		return nil, driver.ErrReleaseNotFound
 	}
 	rel, err := p.ActionInterface.Get(p.kind.ReleaseName(name))
+	if err == nil && rel != nil {
+		if terr := p.releaseTaken(rel, name); terr != nil {
+			p.taken = rel.Name
+			return nil, terr
+		}
+	}
 	switch {
 	case err == nil:
 		p.current = rel
@@ -478,6 +522,11 @@ func (p *prefixedActionClient) Uninstall(name string, opts ...helmclient.Uninsta
 	conflictHolds.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
 	appliedObjects.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
 	reconciledReleases.Delete(releaseKey(p.namespace, p.kind.ReleaseName(name)))
+	if p.taken != "" && p.taken == p.kind.ReleaseName(name) {
+		// Another resource's (the Get of this reconcile said so): nothing of this one to
+		// uninstall.
+		return nil, driver.ErrReleaseNotFound
+	}
 	end := p.span(tracing.HelmUninstall, p.kind.ReleaseName(name))
 	resp, err := p.ActionInterface.Uninstall(p.kind.ReleaseName(name), opts...)
 	end(err)
