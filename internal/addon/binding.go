@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -92,30 +93,125 @@ func (c *claim) own(k *Kind, obj *unstructured.Unstructured) bool {
 	return c != nil && c.valid && c.kind == k.GVK.Kind && c.name == obj.GetName()
 }
 
+// Every reference by id obeys one rule (docs/security.md, "Binding an existing add-on"). A
+// resource of namespace N may use an existing Clever Cloud object it names by id — an add-on
+// (spec.addonId and the addon-id or claim annotations of an add-on kind, spec.cellar.addonId
+// of a CellarBucket) or a Network Group (an ng_ entry of spec.networkGroups) — only when
+//
+//   - it was created from N, as a record only the operator writes proves: for an add-on kind's
+//     own add-on, its name after the resource's UID or a valid signed claim (mayBind); for a
+//     Cellar named by a CellarBucket, a Cellar of N whose status.addon is that id; for a
+//     Network Group, a NetworkGroup of N whose status.id is that id (RecordedIn: tenants
+//     cannot write the status subresource, and the operator chooses a NetworkGroup's id); or
+//   - the grant of the credentials in use allows binding that id (Grant.AllowsBinding:
+//     spec.binding.any of the credentials object, or the id in spec.binding.addonIds, a list
+//     of add-on ids only, so a Network Group id is granted by binding.any).
+//
+// MayReference is that decision; every path calls it before any call that reads the object's
+// credentials (env), reads or changes a Network Group, or signs a request with its keys.
+
+// What a Reference names, for messages.
+const (
+	ReferenceAddon        = "add-on"
+	ReferenceNetworkGroup = "Network Group"
+)
+
+// Reference is one use by id of an existing Clever Cloud object.
+type Reference struct {
+	// What is ReferenceAddon or ReferenceNetworkGroup.
+	What string
+	// ID is the object's id (addon_..., ng_...).
+	ID string
+	// Organisation is where it is looked for ("" when unknown), for the message.
+	Organisation string
+	// Namespace is the namespace of the resource naming it.
+	Namespace string
+	// Field names the field that names it (spec.cellar.addonId, ...), for the message.
+	Field string
+	// CreatedHere is the caller's evidence, from records only the operator writes, that the
+	// object was created from Namespace.
+	CreatedHere bool
+}
+
+// MayReference decides whether a resource may use the object ref names: nil when it may (it
+// was created from the resource's namespace, or grant allows binding it), else a
+// *RefusedError with reason BindingNotAllowed naming the id, the namespace and how an admin
+// grants it. A nil grant allows nothing beyond what the namespace created.
+func MayReference(ref Reference, grant *Grant) error {
+	if ref.CreatedHere || (grant != nil && grant.AllowsBinding(ref.ID)) {
+		return nil
+	}
+	src := "the operator's credentials"
+	if grant != nil && grant.Source != "" {
+		src = grant.Source
+	}
+	what := ref.What + " " + ref.ID
+	if ref.Organisation != "" {
+		what += " in organisation " + ref.Organisation
+	}
+	if ref.Field != "" {
+		what += " (" + ref.Field + ")"
+	}
+	how := "binding.any, or its id in binding.addonIds"
+	origin := ""
+	switch ref.What {
+	case ReferenceNetworkGroup:
+		how = "binding.any"
+		origin = " (no NetworkGroup of the namespace records it)"
+	case ReferenceAddon:
+		if ref.Field == "spec.cellar.addonId" {
+			origin = " (no Cellar of the namespace records it)"
+		}
+	}
+	return &RefusedError{Reason: status.ReasonBindingNotAllowed, Message: fmt.Sprintf(
+		"%s was not created from namespace %s%s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object: %s)",
+		what, ref.Namespace, origin, src, how)}
+}
+
+// RecordedIn says whether a live resource of kind gvk in namespace ns records id at field of
+// its status (which only the operator writes): a Cellar's status.addon, a NetworkGroup's
+// status.id. It is the evidence of MayReference for objects named by id.
+func RecordedIn(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, ns, id string, field ...string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if v, _, _ := unstructured.NestedString(list.Items[i].Object, append([]string{"status"}, field...)...); v == id {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // mayBind decides whether the pass may use add-on a, which it finds bound by id (spec.addonId,
-// the addon-id annotation or the claim annotation) rather than created. adopted reports that
-// this resource did not create it. A refusal ends the pass (BindingNotAllowed, AddonClaimed).
+// the addon-id annotation or the claim annotation) rather than created: MayReference, with the
+// add-on's name after this resource's UID or a valid claim as the evidence that the namespace
+// created it. adopted reports that this resource did not create it. A refusal ends the pass
+// (BindingNotAllowed, AddonClaimed).
 func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon) (adopted bool, err error) {
 	obj := s.obj
 	if want := r.Kind.Provider(obj); a.Provider.ID != "" && want != "" && a.Provider.ID != want {
 		return false, s.fail(status.ReasonInvalidSpec, fmt.Sprintf("add-on %s is a %s add-on, not a %s one: it cannot be bound by a %s", a.ID, a.Provider.ID, want, r.Kind.GVK.Kind), nil)
 	}
 	c := r.parseClaim(obj)
+	uidNamed := a.AddonName() == r.Kind.AddonName(string(obj.GetUID()))
+	claimed := c != nil && c.valid && c.addonID == a.ID
+	if err := MayReference(Reference{What: ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); err != nil {
+		ref, _ := AsRefused(err)
+		return false, s.fail(ref.Reason, ref.Message, nil)
+	}
 	switch {
-	case a.AddonName() == r.Kind.AddonName(string(obj.GetUID())):
+	case uidNamed:
 		adopted = false // named after this resource's UID: it created it
-	case c != nil && c.valid && c.addonID == a.ID:
+	case claimed:
 		adopted = !c.own(r.Kind, obj) // created by this resource, or another of its namespace
-	case s.grant != nil && s.grant.AllowsBinding(a.ID):
-		adopted = true
 	default:
-		src := "the operator's credentials"
-		if s.grant != nil && s.grant.Source != "" {
-			src = s.grant.Source
-		}
-		return false, s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
-			"add-on %s in organisation %s was not created from namespace %s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object)",
-			a.ID, s.org, obj.GetNamespace(), src), nil)
+		adopted = true // the credentials allow binding it
 	}
 	if err := r.refuseIfBoundElsewhere(ctx, s, a.ID); err != nil {
 		return false, err

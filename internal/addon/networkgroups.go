@@ -335,11 +335,22 @@ func networkGroupProviderList() []string {
 	return out
 }
 
-// resolveGroup turns a spec.networkGroups entry into a group id: an id as it is, a name into
-// the id of the NetworkGroup resource of the namespace (Ready, same organisation). msg says
-// why it cannot be had (reason for the condition).
+// resolveGroup turns a spec.networkGroups entry into a group id: an id as MayReference allows
+// it (a NetworkGroup of the namespace records it in status.id, or the credentials allow
+// binding it), decided before any call about the group; a name into the id of the
+// NetworkGroup resource of the namespace (Ready, same organisation). msg says why it cannot
+// be had (reason for the condition).
 func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id, reason, msg string) {
 	if strings.HasPrefix(ref, "ng_") {
+		ns := s.obj.GetNamespace()
+		here, err := RecordedIn(ctx, r.Client, NetworkGroupGVK, ns, ref, "id")
+		if err != nil {
+			return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("listing the NetworkGroups of namespace %s: %v", ns, err)
+		}
+		if err := MayReference(Reference{What: ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); err != nil {
+			refused, _ := AsRefused(err)
+			return "", refused.Reason, refused.Message
+		}
 		return ref, "", ""
 	}
 	ng := &unstructured.Unstructured{}

@@ -194,6 +194,18 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		if g == nil {
 			return k, reason, msg, nil
 		}
+		// Binding an existing add-on is a privilege (addon.MayReference): a Cellar of this
+		// namespace records it (status.addon, written only by the operator), or the
+		// credentials allow binding it; decided before its keys are read.
+		here, err := addon.RecordedIn(ctx, r.Client, cellarGVK, ns, id, "addon")
+		if err != nil {
+			return k, "", "", err
+		}
+		if err := addon.MayReference(addon.Reference{What: addon.ReferenceAddon, ID: id, Organisation: org, Namespace: ns,
+			Field: "spec.cellar.addonId", CreatedHere: here}, g); err != nil {
+			refused, _ := addon.AsRefused(err)
+			return k, refused.Reason, refused.Message, nil
+		}
 		env, aerr := g.API.GetAddonEnv(ctx, org, id)
 		switch {
 		case clevercloud.IsNotFound(aerr):

@@ -138,8 +138,9 @@ const (
 	ReasonCredentialsNotAllowed = "CredentialsNotAllowed"
 	// ReasonOrganisationNotAllowed: spec.organisation is outside what the credentials allow.
 	ReasonOrganisationNotAllowed = "OrganisationNotAllowed"
-	// ReasonBindingNotAllowed: binding an existing add-on the namespace did not create, without
-	// the credentials allowing it (or with a claim that does not verify).
+	// ReasonBindingNotAllowed: using by id an existing add-on (spec.addonId, a CellarBucket's
+	// spec.cellar.addonId) or Network Group (spec.networkGroups) the namespace did not create,
+	// without the credentials allowing it (or with a claim that does not verify).
 	ReasonBindingNotAllowed = "BindingNotAllowed"
 	// ReasonAddonClaimed: the add-on is already bound to another resource (named in the message).
 	ReasonAddonClaimed = "AddonClaimed"
@@ -310,7 +311,7 @@ func Ready(conds []Condition, deleting bool, generation int64) (ready Condition,
 	}
 	if ng, ok := Find(conds, TypeNetworkGroups); ok && ng.Status == string(metav1.ConditionFalse) {
 		ready.Status, ready.Reason, ready.Message = string(metav1.ConditionFalse), ng.Reason, ng.Message
-		return ready, ng.Reason == ReasonNetworkGroupsNotSupported
+		return ready, ng.Reason == ReasonNetworkGroupsNotSupported || ng.Reason == ReasonBindingNotAllowed
 	}
 	if rf, ok := Find(conds, TypeReleaseFailed); ok && rf.Status == string(metav1.ConditionTrue) {
 		ready.Status = string(metav1.ConditionFalse)

@@ -34,6 +34,7 @@ func TestReady(t *testing.T) {
 		{"deleting", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}}, true, "False", ReasonDeleting, false},
 		{"network group joining", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "False", Reason: ReasonNetworkGroupJoining}}, false, "False", ReasonNetworkGroupJoining, false},
 		{"network groups not supported", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "False", Reason: ReasonNetworkGroupsNotSupported}}, false, "False", ReasonNetworkGroupsNotSupported, true},
+		{"network group not allowed", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "False", Reason: ReasonBindingNotAllowed}}, false, "False", ReasonBindingNotAllowed, true},
 		{"network groups joined", []Condition{addonOK, {Type: TypeDeployed, Status: "True"}, {Type: TypeNetworkGroups, Status: "True", Reason: ReasonNetworkGroupsJoined}}, false, "True", ReasonProvisioned, false},
 		{"delete failed", []Condition{{Type: TypeAddonReady, Status: "False", Reason: ReasonDeleteFailed}}, true, "False", ReasonDeleteFailed, false},
 	}

@@ -163,7 +163,7 @@ var _ = Describe("the credentials policy", func() {
 		Expect(k8s.Create(ctx, sample("PostgreSql", ns, "real", orgY))).To(Succeed())
 	})
 
-	It("refuses a CREATE of each of the 15 kinds in a namespace the default credentials do not allow", func() {
+	It("refuses a CREATE of each of the 17 kinds (CellarBucket by add-on id and NetworkGroup included) in a namespace the default credentials do not allow", func() {
 		ns := uniq("b")
 		createNamespace(ns)
 		clusterCreds("default", []string{"somewhere-else"}, nil)
@@ -171,6 +171,23 @@ var _ = Describe("the credentials policy", func() {
 		for _, c := range configCRDs() {
 			expectDenied(sample(c.kind, ns, "x", orgX), notAllowedNS(c.plural, "x", ns, defaultCreds))
 		}
+	})
+
+	It("checks a CellarBucket naming its Cellar by add-on id (namespace, spec.cellar.organisation) and a NetworkGroup; admits a CellarBucket naming a Cellar resource of its namespace", func() {
+		a, b := uniq("team-a"), uniq("team-b")
+		createNamespace(a)
+		createNamespace(b)
+		clusterCreds("default", []string{a}, nil, orgX)
+		for _, kind := range []string{"CellarBucket", "NetworkGroup"} {
+			plural := map[string]string{"CellarBucket": "cellarbuckets", "NetworkGroup": "networkgroups"}[kind]
+			expectDenied(sample(kind, b, "x", orgX), notAllowedNS(plural, "x", b, defaultCreds))
+			expectDenied(sample(kind, a, "x", orgY), plural+"/x in namespace "+a+": organisation "+orgY+" is not allowed by "+defaultCreds)
+			expectAdmitted(sample(kind, a, "x", orgX))
+		}
+		// By name: the bucket uses the keys its namespace's Cellar published, no credentials
+		// of its own (the Cellar was checked when it was admitted).
+		expectAdmitted(sampleByName("CellarBucket", b, "by-name"))
+		expectAdmitted(sampleByName("CellarBucket", a, "by-name"))
 	})
 
 	It("checks spec changes of an existing resource but never blocks metadata writes, finalizer removal or deletion", func() {
@@ -222,7 +239,7 @@ var _ = Describe("the credentials policy", func() {
 		}
 		sort.Strings(listed)
 		sort.Strings(plurals)
-		Expect(listed).To(Equal(plurals), "the policy's resources are exactly the add-on CRDs' plurals: update config/credentials-policy/policy.yaml, internal/admission/policy.yaml and dist/chart/templates/credentials-policy.yaml")
+		Expect(listed).To(Equal(plurals), "the policy's resources are exactly the plurals of every CRD but the credentials kinds': update config/credentials-policy/policy.yaml, internal/admission/policy.yaml and dist/chart/templates/credentials-policy.yaml")
 
 		Expect(policy.Spec.ParamKind).To(Equal(&admissionregistrationv1.ParamKind{APIVersion: "api.clever-cloud.com/v1alpha1", Kind: "ClusterCleverCredentials"}))
 		Expect(policy.Spec.FailurePolicy).To(HaveValue(Equal(admissionregistrationv1.Fail)))
@@ -390,7 +407,8 @@ var _ = Describe("the copies of the policy", func() {
 	})
 })
 
-// crd describes one add-on CRD of config/crd/bases.
+// crd describes one CRD of config/crd/bases the policy checks (every one but the credentials
+// kinds').
 type crd struct{ kind, plural, group string }
 
 func configCRDs() []crd {
@@ -401,11 +419,11 @@ func configCRDs() []crd {
 	for _, f := range files {
 		c := &apiextensionsv1.CustomResourceDefinition{}
 		readStrict(f, c)
-		if c.Spec.Names.Kind == "CleverCredentials" || c.Spec.Names.Kind == "ClusterCleverCredentials" || c.Spec.Names.Kind == "NetworkGroup" || c.Spec.Names.Kind == "CellarBucket" {
+		if c.Spec.Names.Kind == "CleverCredentials" || c.Spec.Names.Kind == "ClusterCleverCredentials" {
 			continue
 		}
 		out = append(out, crd{kind: c.Spec.Names.Kind, plural: c.Spec.Names.Plural, group: c.Spec.Group})
 	}
-	Expect(out).To(HaveLen(15))
+	Expect(out).To(HaveLen(kindCount))
 	return out
 }

@@ -87,16 +87,17 @@ var _ = BeforeSuite(func() {
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 
-	// The 15 add-on CRDs only (14 typed kinds and the generic Addon).
+	// Every CRD but the credentials kinds': the 15 add-on kinds (14 typed kinds and the
+	// generic Addon), CellarBucket and NetworkGroup.
 	files, err := filepath.Glob(filepath.Join(crdDir, "*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	var addonCRDs []string
 	for _, f := range files {
-		if !strings.Contains(f, "clevercredentials") && !strings.Contains(f, "networkgroups") && !strings.Contains(f, "cellarbuckets") {
+		if !strings.Contains(f, "clevercredentials") {
 			addonCRDs = append(addonCRDs, f)
 		}
 	}
-	Expect(addonCRDs).To(HaveLen(15))
+	Expect(addonCRDs).To(HaveLen(kindCount))
 	env, err = envtestutil.New()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDInstallOptions.Paths = addonCRDs
@@ -157,7 +158,11 @@ func createNamespace(name string, labels ...string) {
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 }
 
-// samples maps each add-on kind to its config/samples manifest.
+// kindCount is the number of kinds the policy checks: the 15 add-on kinds, CellarBucket and
+// NetworkGroup (every kind of api.clever-cloud.com but the credentials kinds).
+const kindCount = 17
+
+// samples maps each kind the policy checks to its config/samples manifest.
 func samples() map[string]*unstructured.Unstructured {
 	GinkgoHelper()
 	files, err := filepath.Glob(filepath.Join(samplesDir, "api_*.yaml"))
@@ -168,12 +173,12 @@ func samples() map[string]*unstructured.Unstructured {
 		Expect(err).NotTo(HaveOccurred())
 		u := &unstructured.Unstructured{}
 		Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed(), f)
-		if strings.Contains(u.GetKind(), "Credentials") || u.GetKind() == "NetworkGroup" || u.GetKind() == "CellarBucket" {
+		if strings.Contains(u.GetKind(), "Credentials") {
 			continue
 		}
 		out[u.GetKind()] = u
 	}
-	Expect(out).To(HaveLen(15))
+	Expect(out).To(HaveLen(kindCount))
 	return out
 }
 
@@ -182,16 +187,32 @@ type credsRef struct{ kind, name string }
 // ref is a spec.credentialsRef to a ClusterCleverCredentials.
 func ref(name string) credsRef { return credsRef{"ClusterCleverCredentials", name} }
 
+// cellarAddon is the Cellar add-on id a CellarBucket sample names.
+const cellarAddon = "addon_00000000-0000-0000-0000-0000000000c1"
+
 // sample returns the config/samples object of kind as ns/name in organisation org, with the
-// credentials reference given (if any).
+// credentials reference given (if any). A CellarBucket names a Cellar add-on by id in org
+// (spec.cellar.addonId: read with its credentials); sampleByName keeps its Cellar resource.
 func sample(kind, ns, name, org string, r ...credsRef) *unstructured.Unstructured {
+	GinkgoHelper()
+	u := sampleByName(kind, ns, name, r...)
+	if kind == "CellarBucket" {
+		Expect(unstructured.SetNestedMap(u.Object, map[string]any{"addonId": cellarAddon, "organisation": org}, "spec", "cellar")).To(Succeed())
+		return u
+	}
+	Expect(unstructured.SetNestedField(u.Object, org, "spec", "organisation")).To(Succeed())
+	return u
+}
+
+// sampleByName is the config/samples object of kind as ns/name as it is (a CellarBucket names
+// the Cellar resource of its namespace), with the credentials reference given (if any).
+func sampleByName(kind, ns, name string, r ...credsRef) *unstructured.Unstructured {
 	GinkgoHelper()
 	s, ok := samples()[kind]
 	Expect(ok).To(BeTrue(), "no sample of kind %s", kind)
 	u := s.DeepCopy()
 	u.SetNamespace(ns)
 	u.SetName(name)
-	Expect(unstructured.SetNestedField(u.Object, org, "spec", "organisation")).To(Succeed())
 	for _, c := range r {
 		m := map[string]any{"name": c.name}
 		if c.kind != "" {

@@ -142,13 +142,16 @@ var _ = Describe("network groups", func() {
 		Eventually(secretData(ns, "redis-secrets"), 20*time.Second).Should(HaveKey("REDIS_HOST"))
 		Expect(calls.Route(addMember)).To(BeZero())
 
-		// A group id that does not exist in the organisation.
+		// A group id no NetworkGroup of the namespace records (whether it exists or is another
+		// team's): refused before any call about it, as every reference by id
+		// (addon.MayReference) without the credentials' binding grant.
 		es := suite.Sample("api_v1_mysql.yaml", ns)
 		missing := "ng_00000000-0000-4000-8000-000000000000"
 		Expect(unstructured.SetNestedStringSlice(es.Object, []string{missing}, "spec", "networkGroups")).To(Succeed())
 		Expect(k8s.Create(ctx, es)).To(Succeed())
-		Eventually(suite.ReadyOf(es), 30*time.Second).Should(Equal("False/NetworkGroupNotFound"))
-		Expect(kube.ConditionMessage(suite.Get(es), "Ready")).To(ContainSubstring(missing))
+		Eventually(suite.ReadyOf(es), 30*time.Second).Should(Equal("False/BindingNotAllowed"))
+		Expect(kube.ConditionMessage(suite.Get(es), "Ready")).To(And(ContainSubstring(missing), ContainSubstring("namespace "+ns), ContainSubstring("spec.binding")))
+		Expect(calls.Matching("/networkgroups/{ngId}")).To(BeZero(), "no call about any group yet")
 
 		// The NetworkGroup appears: the waiting add-on joins without any change of its own.
 		ng := suite.Sample("api_v1alpha1_networkgroup.yaml", ns)

@@ -80,6 +80,8 @@ var _ = BeforeSuite(func() {
 	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
 		API:          cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
 		ResyncPeriod: time.Hour, Workers: 4,
+		// A Cellar's S3 calls go to the spec's local S3 server (references_test.go).
+		CellarEndpoint: cellarEndpoint,
 	})
 })
 
