@@ -2,6 +2,8 @@ package harness
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -141,7 +143,9 @@ func (op *Operator) Start() error {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = op.h.Root
-	cmd.Env = append(WithoutClever(os.Environ()), "KUBECONFIG="+op.h.OperatorKubeconfig)
+	// The claim key stays across restarts, as the operator's claim key Secret does in a
+	// cluster: what an operator signed, the next one verifies.
+	cmd.Env = append(WithoutClever(os.Environ()), "KUBECONFIG="+op.h.OperatorKubeconfig, "CLEVER_OPERATOR_CLAIM_KEY="+claimKey)
 	if op.o.Env != nil {
 		cmd.Env = append(cmd.Env, op.o.Env...)
 	} else {
@@ -406,3 +410,13 @@ func (op *Operator) MemoryDetail() (MemoryDetail, error) {
 	}
 	return ProcessMemoryDetail(pid)
 }
+
+// claimKey is the claim key of every operator this process starts (one per test process, as
+// one claim key Secret per cluster).
+var claimKey = func() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}()
