@@ -29,7 +29,7 @@ import (
 // namespace, team-b's other objects and the fake Clever Cloud hold afterwards. To add a case:
 // pick the closest It (or add an Entry), make the action through `asB`, and assert on
 // objects the action must not have changed (data and resourceVersion), on calls(org) and on
-// expectNoneOf(w.teamB, team-a's values). The cases are listed in docs/security.md.
+// expectNoneOf(w.teamB, team-a's values). Each It's title states the action and the outcome.
 
 // rtObject is a snapshot of an object the operator must leave alone.
 type rtObject struct {
