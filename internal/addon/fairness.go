@@ -11,7 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Fairness between tenants (docs/security.md, "An endpoint in a tenant's credentials"): a
+// Fairness between tenants (docs/security.md, "Fairness between tenants"): a
 // namespace's own credentials may name any endpoint, and one that never answers would hold a
 // worker for every attempt of every call. Three rules bound what it costs the other
 // namespaces:
