@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 )
@@ -64,5 +65,38 @@ func TestCacheGuard(t *testing.T) {
 
 	if out, _ := NewCacheGuard().Transform(signed.DeepCopy()); out.(*corev1.Secret).Data != nil {
 		t.Fatal("a guard without a key verifies a signature")
+	}
+}
+
+// With the guard, the cache still selects only the operator's labelled Secrets and
+// ConfigMaps (one entry each, label selector kept) and runs the guard on them.
+func TestManagerOptionsWithGuard(t *testing.T) {
+	s, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewCacheGuard()
+	g.SetKey(guardKey)
+	o := ManagerOptions(s, nil, g)
+	if len(o.Cache.ByObject) != 2 {
+		t.Fatalf("%d cache entries by object, want 2 (Secret, ConfigMap)", len(o.Cache.ByObject))
+	}
+	for obj, by := range o.Cache.ByObject {
+		if by.Label == nil || !by.Label.Matches(labels.Set{addon.LabelManagedBy: addon.ManagedByValue}) || by.Label.Matches(labels.Set{}) {
+			t.Fatalf("%T: selector %v", obj, by.Label)
+		}
+		if by.Transform == nil {
+			t.Fatalf("%T: no transform", obj)
+		}
+	}
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Secret); !ok {
+			continue
+		}
+		forged := &corev1.Secret{ObjectMeta: labelled("x-postgresql-source"), Data: map[string][]byte{"k": []byte("v")}}
+		out, _ := by.Transform(forged)
+		if out.(*corev1.Secret).Data != nil {
+			t.Fatal("the Secret informer's transform does not run the guard")
+		}
 	}
 }

@@ -135,8 +135,8 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGua
 		LeaderElectionID: DefaultLeaderElectionID,
 	}
 	if guard != nil {
-		for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} {
-			by := opts.Cache.ByObject[obj]
+		// ByObject is keyed by pointer: its own entries are updated in place.
+		for obj, by := range opts.Cache.ByObject {
 			by.Transform = chainTransforms(opts.Cache.DefaultTransform, guard.Transform)
 			opts.Cache.ByObject[obj] = by
 		}
