@@ -181,8 +181,7 @@ func newRealRelease(t *testing.T) *realRelease {
 		t.Fatal(err)
 	}
 	cs := k8sfake.NewClientset()
-	h := newInstallHold(cs.CoreV1().Secrets("ns"), logr.Discard())
-	h.ns = "ns"
+	h := newInstallHold(cs.CoreV1().Secrets("ns"), "ns", logr.Discard())
 	r := &realRelease{cs: cs, hold: h, chart: ch, vals: vals, kube: &recordingKube{PrintingKubeClient: kubefake.PrintingKubeClient{Out: io.Discard}}}
 	r.cfg = &action.Configuration{Releases: storage.Init(h), KubeClient: r.kube, Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}}
 	in := action.NewInstall(r.cfg)
@@ -420,8 +419,7 @@ func TestForgedRecordRefusedThroughTheIndex(t *testing.T) {
 func TestUndecodableRecordFailsGet(t *testing.T) {
 	cs := k8sfake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: "ns",
 		Labels: map[string]string{"owner": "helm", "name": "x", "version": "1"}}, Data: map[string][]byte{"release": []byte("!!")}})
-	h := newInstallHold(cs.CoreV1().Secrets("ns"), logr.Discard())
-	h.ns = "ns"
+	h := newInstallHold(cs.CoreV1().Secrets("ns"), "ns", logr.Discard())
 	if _, err := h.Get("sh.helm.release.v1.x.v1"); err == nil {
 		t.Fatal("decoded garbage")
 	}

@@ -203,7 +203,7 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 	sc := x.secrets.Secrets(ns)
 	owner := metav1.NewControllerRef(obj, obj.GetObjectKind().GroupVersionKind())
 	sc = helmclient.NewOwnerRefSecretClient(sc, []metav1.OwnerReference{*owner}, helmclient.MatchAllSecrets)
-	h := newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, logr.FromContextOrDiscard(ctx))
+	h := newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, ns, logr.FromContextOrDiscard(ctx))
 	if x.recorder != nil {
 		h.refused = func(err error) {
 			x.recorder.Event(obj, corev1.EventTypeWarning, ReasonRecordRefused, err.Error())
@@ -216,16 +216,12 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 // its release records is refused (ForgedRecordError).
 const ReasonRecordRefused = "ReleaseRecordRefused"
 
-// newInstallHold is the release storage over impl: Helm's Secrets driver, with the install
-// hold and the record writing below in front of it.
-func newInstallHold(impl typedcorev1.SecretInterface, log logr.Logger) *installHold {
+// newInstallHold is the release storage over impl, the Secrets of namespace ns: Helm's
+// Secrets driver, with the install hold and the record writing below in front of it.
+func newInstallHold(impl typedcorev1.SecretInterface, ns string, log logr.Logger) *installHold {
 	d := driver.NewSecrets(impl)
 	d.Log = driverLog(log)
-	h := &installHold{Secrets: d, impl: impl}
-	if s, ok := impl.(*indexedSecrets); ok {
-		h.ns = s.ns
-	}
-	return h
+	return &installHold{Secrets: d, impl: impl, ns: ns}
 }
 
 // installHold is the release storage one action configuration (one reconcile) writes through.

@@ -47,7 +47,7 @@ func newReleaseFixture(t *testing.T, indexed ...*corev1.Secret) *releaseFixture 
 	}
 	cs := k8sfake.NewClientset()
 	x := &ReleaseIndex{meta: crfake.NewClientBuilder().WithObjects(objs...).WithIndex(releaseMeta(), releaseNameField, releaseName).Build(), secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
-	return &releaseFixture{cs: cs, x: x, store: storage.Init(newInstallHold(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x}, logr.Discard()))}
+	return &releaseFixture{cs: cs, x: x, store: storage.Init(newInstallHold(&indexedSecrets{SecretInterface: cs.CoreV1().Secrets("ns"), ns: "ns", x: x}, "ns", logr.Discard()))}
 }
 
 // newSyncedFixture: the Secrets are in kube-apiserver and in the index (written by another
