@@ -134,10 +134,10 @@ type Reference struct {
 }
 
 // MayReference decides whether a resource may use the object ref names: nil when it may (it
-// was created from the resource's namespace, or grant allows binding it), else a
-// *RefusedError with reason BindingNotAllowed naming the id, the namespace and how an admin
-// grants it. A nil grant allows nothing beyond what the namespace created.
-func MayReference(ref Reference, grant *Grant) error {
+// was created from the resource's namespace, or grant allows binding it), else the refusal,
+// reason BindingNotAllowed, naming the id, the namespace and how an admin grants it. A nil
+// grant allows nothing beyond what the namespace created.
+func MayReference(ref Reference, grant *Grant) *RefusedError {
 	if ref.CreatedHere || (grant != nil && grant.AllowsBinding(ref.ID)) {
 		return nil
 	}
@@ -201,8 +201,7 @@ func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon)
 	c := r.parseClaim(obj)
 	uidNamed := a.AddonName() == r.Kind.AddonName(string(obj.GetUID()))
 	claimed := c != nil && c.valid && c.addonID == a.ID
-	if err := MayReference(Reference{What: ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); err != nil {
-		ref, _ := AsRefused(err)
+	if ref := MayReference(Reference{What: ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); ref != nil {
 		return false, s.fail(ref.Reason, ref.Message, nil)
 	}
 	switch {

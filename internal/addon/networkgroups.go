@@ -347,8 +347,7 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id,
 		if err != nil {
 			return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("listing the NetworkGroups of namespace %s: %v", ns, err)
 		}
-		if err := MayReference(Reference{What: ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); err != nil {
-			refused, _ := AsRefused(err)
+		if refused := MayReference(Reference{What: ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); refused != nil {
 			return "", refused.Reason, refused.Message
 		}
 		return ref, "", ""

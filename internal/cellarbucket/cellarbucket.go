@@ -201,9 +201,8 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		if err != nil {
 			return k, "", "", err
 		}
-		if err := addon.MayReference(addon.Reference{What: addon.ReferenceAddon, ID: id, Organisation: org, Namespace: ns,
-			Field: "spec.cellar.addonId", CreatedHere: here}, g); err != nil {
-			refused, _ := addon.AsRefused(err)
+		if refused := addon.MayReference(addon.Reference{What: addon.ReferenceAddon, ID: id, Organisation: org, Namespace: ns,
+			Field: "spec.cellar.addonId", CreatedHere: here}, g); refused != nil {
 			return k, refused.Reason, refused.Message, nil
 		}
 		env, aerr := g.API.GetAddonEnv(ctx, org, id)
