@@ -737,7 +737,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	// written by the operator alone). Anything else takes the full pass, which finds the
 	// add-on from status and the binding rules and writes the source Secret again.
 	addonID, realID := src.Annotations[AnnotationAddonID], src.Annotations[AnnotationRealID]
-	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || addonID != statusAddon.String(obj) || !SecretVerified(r.ClaimKey, src) {
+	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || !r.trustedSource(obj, src) {
 		return nil
 	}
 	if err := r.connect(ctx, s); err != nil {

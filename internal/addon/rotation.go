@@ -188,7 +188,7 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 		record()
 		return nil
 	}
-	if src.Annotations[AnnotationAddonID] != statusAddon.String(obj) || !SecretVerified(r.ClaimKey, src) {
+	if !r.trustedSource(obj, src) {
 		// Not as the operator wrote it (edited in the namespace): the full pass writes it
 		// again, and the request, not recorded, is acted on by the pass a second later.
 		s.soon = time.Second

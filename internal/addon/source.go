@@ -262,6 +262,13 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unst
 	return nil
 }
 
+// trustedSource says whether src, obj's source Secret, is as the operator wrote it for the
+// add-on obj's status records: its signature verifies and its add-on id is status.addon
+// (status is written by the operator alone). Its ids are used only then.
+func (r *Reconciler) trustedSource(obj *unstructured.Unstructured, src *corev1.Secret) bool {
+	return src.Annotations[AnnotationAddonID] == statusAddon.String(obj) && SecretVerified(r.ClaimKey, src)
+}
+
 // SignSecret sets sec's signature for its namespace, name, addon-id and real-id annotations
 // and data (a Secret that names no add-on, such as a CellarBucket's).
 func SignSecret(key []byte, sec *corev1.Secret) {
