@@ -94,19 +94,6 @@ func forgeLatest(c client.Client, ns string, victims string) string {
 	return name
 }
 
-// mutateAs applies fn to the live resource and writes it with client c, retrying on conflict.
-func mutateAs(c client.Client, u *unstructured.Unstructured, fn func(live *unstructured.Unstructured)) {
-	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live := u.DeepCopy()
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
-			return err
-		}
-		fn(live)
-		return c.Update(context.Background(), live)
-	})).To(Succeed())
-}
-
 // helmRefusal is the message of the Helm side's failure conditions naming the record, if any.
 func helmRefusal(u *unstructured.Unstructured, record string) func() string {
 	return func() string {

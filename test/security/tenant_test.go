@@ -12,7 +12,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -52,6 +54,35 @@ func tenantClient(ns string) client.Client {
 	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 	return c
+}
+
+// mutateAs applies fn to the live object of u and writes it with c (a tenant's client),
+// retrying on conflict.
+func mutateAs(c client.Client, u *unstructured.Unstructured, fn func(live *unstructured.Unstructured)) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := u.DeepCopy()
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
+			return err
+		}
+		fn(live)
+		return c.Update(context.Background(), live)
+	})).To(Succeed())
+}
+
+// annotateAs sets annotations on u's live object with c.
+func annotateAs(c client.Client, u *unstructured.Unstructured, kv map[string]string) {
+	GinkgoHelper()
+	mutateAs(c, u, func(live *unstructured.Unstructured) {
+		a := live.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		for k, v := range kv {
+			a[k] = v
+		}
+		live.SetAnnotations(a)
+	})
 }
 
 // editRules is the aggregation of `edit` (and the `view` it includes) as it stands now.

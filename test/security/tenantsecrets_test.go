@@ -40,20 +40,7 @@ func forgeSource(b client.Client, u *unstructured.Unstructured, kindLower string
 		}
 		return b.Update(ctx, sec)
 	}).Should(Succeed())
-	Eventually(func() error {
-		cur := &unstructured.Unstructured{}
-		cur.SetGroupVersionKind(u.GroupVersionKind())
-		if err := b.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
-			return err
-		}
-		a := cur.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[addon.AnnotationReconcileRequestedAt] = time.Now().Format(time.RFC3339Nano)
-		cur.SetAnnotations(a)
-		return b.Update(ctx, cur)
-	}).Should(Succeed())
+	annotateAs(b, u, map[string]string{addon.AnnotationReconcileRequestedAt: time.Now().Format(time.RFC3339Nano)})
 }
 
 // credentialValues are the values of the add-on credentials u published (its source
