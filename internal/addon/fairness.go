@@ -38,6 +38,12 @@ const DefaultPassTimeout = 60 * time.Second
 // to as much again of jitter).
 const TenantRetry = time.Second
 
+// TenantJitter is a pass's delay when its tenant holds its share of workers: TenantRetry
+// plus up to as much again.
+func TenantJitter() time.Duration {
+	return TenantRetry + time.Duration(rand.Int64N(int64(TenantRetry)+1))
+}
+
 func (r *Reconciler) passTimeout() time.Duration {
 	if r.PassTimeout > 0 {
 		return r.PassTimeout
@@ -61,14 +67,15 @@ func (r *Reconciler) tenantShare() int {
 	return max(1, workers/2)
 }
 
-// tenantSlots counts the passes each tenant has in flight.
-type tenantSlots struct {
+// TenantSlots counts the passes each tenant has in flight (the engine's and the standalone
+// controllers' share of workers). The zero value is ready.
+type TenantSlots struct {
 	mu   sync.Mutex
 	held map[string]int
 }
 
-// acquire takes one of key's share slots; false when key holds share already.
-func (t *tenantSlots) acquire(key string, share int) bool {
+// Acquire takes one of key's share slots; false when key holds share already.
+func (t *TenantSlots) Acquire(key string, share int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.held[key] >= share {
@@ -81,7 +88,8 @@ func (t *tenantSlots) acquire(key string, share int) bool {
 	return true
 }
 
-func (t *tenantSlots) release(key string) {
+// Release gives back a slot Acquire took.
+func (t *TenantSlots) Release(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.held[key]--; t.held[key] <= 0 {
@@ -89,8 +97,8 @@ func (t *tenantSlots) release(key string) {
 	}
 }
 
-// inFlight is how many passes key holds (tests).
-func (t *tenantSlots) inFlight(key string) int {
+// InFlight is how many passes key holds.
+func (t *TenantSlots) InFlight(key string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.held[key]
@@ -104,12 +112,12 @@ func (r *Reconciler) takeSlot(s *pass, g *Grant) error {
 	if g.Tenant == "" || share == 0 || s.slot != "" {
 		return nil
 	}
-	if !r.slots.acquire(g.Tenant, share) {
+	if !r.slots.Acquire(g.Tenant, share) {
 		if s.first {
 			keepNew(s.obj.GetUID())
 		}
 		s.log.V(1).Info("waiting for a worker of its credentials' share", "credentials", g.Source, "share", share)
-		return stop(ctrl.Result{RequeueAfter: TenantRetry + time.Duration(rand.Int64N(int64(TenantRetry)+1))})
+		return stop(ctrl.Result{RequeueAfter: TenantJitter()})
 	}
 	s.slot = g.Tenant
 	return nil
@@ -118,7 +126,7 @@ func (r *Reconciler) takeSlot(s *pass, g *Grant) error {
 // releaseSlot gives the pass's slot back (at the end of the pass).
 func (r *Reconciler) releaseSlot(s *pass) {
 	if s.slot != "" {
-		r.slots.release(s.slot)
+		r.slots.Release(s.slot)
 		s.slot = ""
 	}
 }

@@ -49,20 +49,20 @@ func TestTenantShare(t *testing.T) {
 			t.Errorf("workers %d, TenantWorkers %d: share %d, want %d", c.workers, c.tenant, got, c.want)
 		}
 	}
-	var s tenantSlots
-	if !s.acquire("a", 2) || !s.acquire("a", 2) || s.acquire("a", 2) {
+	var s TenantSlots
+	if !s.Acquire("a", 2) || !s.Acquire("a", 2) || s.Acquire("a", 2) {
 		t.Fatal("tenant a: want two slots, then none")
 	}
-	if !s.acquire("b", 2) {
+	if !s.Acquire("b", 2) {
 		t.Fatal("tenant b is not limited by a's share")
 	}
-	s.release("a")
-	if !s.acquire("a", 2) {
+	s.Release("a")
+	if !s.Acquire("a", 2) {
 		t.Fatal("a released slot is free again")
 	}
-	s.release("a")
-	s.release("a")
-	s.release("b")
+	s.Release("a")
+	s.Release("a")
+	s.Release("b")
 	if len(s.held) != 0 {
 		t.Fatalf("slots left: %v", s.held)
 	}
@@ -78,8 +78,8 @@ func TestPassOverTenantShareWaitsWithoutCalling(t *testing.T) {
 	h.r.Credentials = tenantCredentials{api: api, tenant: "namespace ns"}
 	h.r.MaxConcurrentReconciles = 4
 	// Two passes of the tenant are in flight (stuck at its endpoint).
-	h.r.slots.acquire("namespace ns", 2)
-	h.r.slots.acquire("namespace ns", 2)
+	h.r.slots.Acquire("namespace ns", 2)
+	h.r.slots.Acquire("namespace ns", 2)
 	res, err := h.r.reconcileObject(context.Background(), h.get(t, u))
 	if err != nil || res.RequeueAfter < TenantRetry || res.RequeueAfter > 2*TenantRetry {
 		t.Fatalf("over the share: %+v, %v; want a requeue after 1-2 s without error", res, err)
@@ -87,7 +87,7 @@ func TestPassOverTenantShareWaitsWithoutCalling(t *testing.T) {
 	if len(api.calls) != 0 || h.statusWrites != 0 {
 		t.Fatalf("over the share: calls %v, status writes %d; want none", api.calls, h.statusWrites)
 	}
-	h.r.slots.release("namespace ns")
+	h.r.slots.Release("namespace ns")
 	live := h.pass(t, u)
 	if got := ready(live); got != "True/"+status.ReasonProvisioned {
 		t.Fatalf("with a free slot: %s (calls %v)", got, api.calls)
@@ -97,7 +97,7 @@ func TestPassOverTenantShareWaitsWithoutCalling(t *testing.T) {
 			t.Fatalf("the pass after the wait listed the organisation (not a first pass any more): %v", api.calls)
 		}
 	}
-	if n := h.r.slots.inFlight("namespace ns"); n != 1 {
+	if n := h.r.slots.InFlight("namespace ns"); n != 1 {
 		t.Fatalf("slots held after the pass: %d, want 1 (the pass's own released)", n)
 	}
 	// The operator's credentials (no Tenant) are never limited.
@@ -133,7 +133,7 @@ func TestPassDeadline(t *testing.T) {
 	if h.statusWrites != 1 {
 		t.Fatalf("status writes %d, want 1 (written after the deadline)", h.statusWrites)
 	}
-	if n := h.r.slots.inFlight("namespace ns"); n != 0 {
+	if n := h.r.slots.InFlight("namespace ns"); n != 0 {
 		t.Fatalf("slot not released: %d", n)
 	}
 	// The next pass is not a first pass: it lists the organisation before any create.

@@ -112,7 +112,7 @@ type Reconciler struct {
 	// waits are the add-ons being provisioned this process waits for (waiting.go).
 	waits waitBoard
 	// slots are the passes each tenant has in flight (fairness.go).
-	slots tenantSlots
+	slots TenantSlots
 }
 
 func (r *Reconciler) now() time.Time {

@@ -94,6 +94,8 @@ type Reconciler struct {
 	// operator's claim key; addon.SecretVerified): a Secret edited in the namespace is
 	// neither read nor left as edited.
 	SignKey []byte
+
+	tenants standalone.Tenants
 }
 
 func (r *Reconciler) report() standalone.Reporter {
@@ -140,7 +142,7 @@ func (r *Reconciler) bucketsOf(ctx context.Context, cellar client.Object) []reco
 
 // Reconcile makes, observes or deletes one bucket.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return standalone.Run(ctx, r.Client, req, GVK, Finalizer, r.reconcile)
+	return standalone.Run(ctx, r.Client, req, GVK, Finalizer, &r.tenants, r.reconcile)
 }
 
 // BucketName is the bucket a resource asks for: spec.bucketName, else
@@ -190,9 +192,9 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		k = Keys{Host: string(src.Data[KeyHost]), KeyID: string(src.Data[KeyKeyID]), KeySecret: string(src.Data[KeyKeySecret])}
 	} else {
 		org, id := standalone.Str(obj, "spec", "cellar", "organisation"), standalone.Str(obj, "spec", "cellar", "addonId")
-		g, reason, msg := standalone.Connect(ctx, r.Credentials, obj, org)
+		g, reason, msg, err := standalone.Connect(ctx, r.Credentials, obj, org)
 		if g == nil {
-			return k, reason, msg, nil
+			return k, reason, msg, err
 		}
 		// Binding an existing add-on is a privilege (addon.MayReference): a Cellar of this
 		// namespace records it (status.addon, written only by the operator), or the

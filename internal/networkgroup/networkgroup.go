@@ -66,7 +66,8 @@ type Reconciler struct {
 	Now   func() time.Time
 	NewID func() string
 
-	wake chan event.TypedGenericEvent[*unstructured.Unstructured]
+	wake    chan event.TypedGenericEvent[*unstructured.Unstructured]
+	tenants standalone.Tenants
 }
 
 // Wake asks for a pass over the NetworkGroup namespace/name soon (an add-on joined or left
@@ -120,24 +121,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile creates, observes or deletes one Network Group.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return standalone.Run(ctx, r.Client, req, addon.NetworkGroupGVK, Finalizer, r.reconcile)
+	return standalone.Run(ctx, r.Client, req, addon.NetworkGroupGVK, Finalizer, &r.tenants, r.reconcile)
 }
 
 func (r *Reconciler) report() standalone.Reporter {
 	return standalone.Reporter{Recorder: r.Recorder, Now: r.Now}
 }
 
-// connect resolves the resource's credentials as the add-on kinds do.
-func (r *Reconciler) connect(ctx context.Context, obj *unstructured.Unstructured, org string) (API, string, string) {
-	g, reason, msg := standalone.Connect(ctx, r.Credentials, obj, org)
+// connect resolves the resource's credentials as the add-on kinds do (err:
+// standalone.ErrTenantBusy, which the pass returns as is).
+func (r *Reconciler) connect(ctx context.Context, obj *unstructured.Unstructured, org string) (api API, reason, msg string, err error) {
+	g, reason, msg, err := standalone.Connect(ctx, r.Credentials, obj, org)
 	if g == nil {
-		return nil, reason, msg
+		return nil, reason, msg, err
 	}
 	api, ok := g.API.(API)
 	if !ok {
-		return nil, status.ReasonInvalidCredentials, "the Clever Cloud client in use has no Network Group calls"
+		return nil, status.ReasonInvalidCredentials, "the Clever Cloud client in use has no Network Group calls", nil
 	}
-	return api, "", ""
+	return api, "", "", nil
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
@@ -151,7 +153,10 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	if !addon.ValidOwnerID(org) {
 		return r.report().Refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org))
 	}
-	api, reason, msg := r.connect(ctx, obj, org)
+	api, reason, msg, err := r.connect(ctx, obj, org)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if api == nil {
 		return r.report().Refuse(obj, reason, msg)
 	}
@@ -244,7 +249,10 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	case obj.GetAnnotations()[addon.AnnotationSkipDeprovision] == "true":
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", addon.AnnotationSkipDeprovision, id, org))
 	default:
-		api, reason, msg := r.connect(ctx, obj, org)
+		api, reason, msg, err := r.connect(ctx, obj, org)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		if api == nil {
 			return r.report().Refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", addon.AnnotationSkipDeprovision))
 		}

@@ -78,8 +78,12 @@ func (r Reporter) Wait(obj *unstructured.Unstructured, reason, msg string, d tim
 	return ctrl.Result{RequeueAfter: d}, nil
 }
 
-// Fail reports a failed Clever Cloud call and lets the work queue back off.
+// Fail reports a failed Clever Cloud call and lets the work queue back off (ErrTenantBusy
+// passes through: no call was made).
 func (r Reporter) Fail(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
+	if errors.Is(err, ErrTenantBusy) {
+		return ctrl.Result{}, err
+	}
 	reason := status.ReasonAPIError
 	if clevercloud.IsRetryable(err) {
 		reason = status.ReasonAPIUnavailable
@@ -122,20 +126,64 @@ func WriteStatus(ctx context.Context, c client.Client, base, obj *unstructured.U
 	return res, err
 }
 
-// Connect resolves obj's credentials as the add-on kinds do and checks they allow org. When
-// they do not, grant is nil and reason and msg say why (for a refusal).
-func Connect(ctx context.Context, creds addon.Credentials, obj *unstructured.Unstructured, org string) (grant *addon.Grant, reason, msg string) {
+// Tenants shares a controller's workers between tenants by the engine's rule (docs/security.md,
+// "Fairness between tenants"): the passes whose credentials a namespace supplied, or whose
+// endpoint is not the operator's (addon.Grant.Tenant), hold at most half of the workers at
+// once per tenant. The zero value is ready.
+type Tenants struct {
+	// Share overrides the share (0: half of ControllerOptions' workers, at least one;
+	// negative: no limit).
+	Share int
+	slots addon.TenantSlots
+}
+
+func (t *Tenants) share() int {
+	switch {
+	case t.Share > 0:
+		return t.Share
+	case t.Share < 0:
+		return 0
+	}
+	return max(1, ControllerOptions().MaxConcurrentReconciles/2)
+}
+
+// ErrTenantBusy ends a pass whose tenant holds its share of workers: Connect returns it before
+// any call, the pass returns it as is (Reporter.Fail passes it through), and Run drops the
+// pass's status changes and tries it again after addon.TenantJitter.
+var ErrTenantBusy = errors.New("the credentials' share of workers is in use")
+
+// slotKey is the context key of the pass's slot (Run puts it there, Connect takes it).
+type slotKey struct{}
+
+type slot struct {
+	tenants *Tenants
+	held    string
+}
+
+// Connect resolves obj's credentials as the add-on kinds do, checks they allow org, and takes
+// a worker of their tenant's share for the rest of the pass (Run gives it back). When the
+// credentials do not allow org, grant is nil and reason and msg say why (for a refusal); err
+// is ErrTenantBusy when the share is in use.
+func Connect(ctx context.Context, creds addon.Credentials, obj *unstructured.Unstructured, org string) (grant *addon.Grant, reason, msg string, err error) {
 	g, err := creds.Resolve(ctx, obj)
 	if err != nil {
 		if ref, ok := addon.AsRefused(err); ok {
-			return nil, ref.Reason, ref.Message
+			return nil, ref.Reason, ref.Message, nil
 		}
-		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err)
+		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err), nil
 	}
 	if !g.AllowsOrganisation(org) {
-		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source)
+		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source), nil
 	}
-	return g, "", ""
+	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil && s.tenants != nil && g.Tenant != "" && s.held == "" {
+		if share := s.tenants.share(); share > 0 {
+			if !s.tenants.slots.Acquire(g.Tenant, share) {
+				return nil, "", "", ErrTenantBusy
+			}
+			s.held = g.Tenant
+		}
+	}
+	return g, "", "", nil
 }
 
 // Str reads a string field.
@@ -173,9 +221,10 @@ func ControllerOptions() controller.Options {
 
 // Run is one pass over the resource of gvk named by req: pass works on a copy and changes its
 // status in memory, within addon.DefaultPassTimeout (a credentials' endpoint may never
-// answer); the status is written once, at the end (not after the finalizer went), without
-// that deadline.
-func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.GroupVersionKind, finalizer string,
+// answer), holding a worker of its tenant's share from Connect on (tenants; nil: no share);
+// the status is written once, at the end (not after the finalizer went), without that
+// deadline. A pass over its tenant's share writes nothing and comes back in 1 to 2 s.
+func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.GroupVersionKind, finalizer string, tenants *Tenants,
 	pass func(context.Context, *unstructured.Unstructured) (ctrl.Result, error)) (ctrl.Result, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
@@ -183,9 +232,17 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := obj.DeepCopy()
-	pctx, cancel := context.WithTimeout(ctx, addon.DefaultPassTimeout)
+	sl := &slot{tenants: tenants}
+	pctx, cancel := context.WithTimeout(context.WithValue(ctx, slotKey{}, sl), addon.DefaultPassTimeout)
 	res, err := pass(pctx, obj)
 	cancel()
+	if sl.held != "" {
+		tenants.slots.Release(sl.held)
+	}
+	if errors.Is(err, ErrTenantBusy) {
+		ctrl.LoggerFrom(ctx).V(1).Info("waiting for a worker of its credentials' share")
+		return ctrl.Result{RequeueAfter: addon.TenantJitter()}, nil
+	}
 	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return res, err // released
 	}

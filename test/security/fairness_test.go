@@ -32,11 +32,14 @@ type stuckEndpoint struct {
 	*httptest.Server
 	mu      sync.Mutex
 	byToken map[string]int
+	// Unstick lets the requests in wait go (and the next ones through).
+	Unstick func()
 }
 
 func newStuckEndpoint() *stuckEndpoint {
 	e := &stuckEndpoint{byToken: map[string]int{}}
 	done := make(chan struct{})
+	e.Unstick = sync.OnceFunc(func() { close(done) })
 	e.Server = httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
 		e.mu.Lock()
 		e.byToken[strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")]++
@@ -46,7 +49,7 @@ func newStuckEndpoint() *stuckEndpoint {
 		case <-req.Context().Done():
 		}
 	}))
-	DeferCleanup(func() { close(done); e.Close() })
+	DeferCleanup(func() { e.Unstick(); e.Close() })
 	return e
 }
 
@@ -183,5 +186,61 @@ var _ = Describe("fairness between tenants: team-b's credentials name an endpoin
 			"re-minting the token does not reopen team-b's endpoint to a burst of requests")
 		Expect(stuck.hitsWith("tk-stuck-2")).To(BeZero())
 		GinkgoWriter.Printf("team-b's endpoint got %d requests in all (%d with the new token)\n", stuck.hits(), stuck.hitsWith("tk-stuck-2"))
+	})
+})
+
+var _ = Describe("fairness between tenants: the NetworkGroup controller's two workers", func() {
+	ctx := context.Background()
+
+	It("keeps team-b's groups on its endpoint that never answers to one worker, so team-a's groups are Ready meanwhile", func() {
+		w := newWorld()
+		stuck := newStuckEndpoint()
+		tb := tenantClient(w.teamB)
+		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: addon.OverrideSecretNames[0], Namespace: w.teamB},
+			StringData: map[string]string{"config": fmt.Sprintf("[api]\nendpoint = %q\ntoken = \"tk-stuck-ng\"\n", stuck.URL)}}
+		Expect(tb.Create(ctx, override)).To(Succeed())
+		var teamB []*unstructured.Unstructured
+		for i := range 3 {
+			u := sample("api_v1alpha1_networkgroup.yaml", w.teamB, fmt.Sprintf("stuck-%d", i), w.orgB)
+			Expect(tb.Create(ctx, u)).To(Succeed())
+			teamB = append(teamB, u)
+		}
+		DeferCleanup(func() {
+			stuck.Unstick()           // the pass at the endpoint ends now, not at its deadline
+			for _, u := range teamB { // released without calling the endpoint
+				Eventually(func() error {
+					cur := suite.Get(u)
+					if cur == nil {
+						return nil
+					}
+					ann := cur.GetAnnotations()
+					if ann == nil {
+						ann = map[string]string{}
+					}
+					ann[addon.AnnotationSkipDeprovision] = "true"
+					cur.SetAnnotations(ann)
+					return k8s.Update(ctx, cur)
+				}).Should(Succeed())
+			}
+			deleteAll(teamB...)
+		})
+
+		// Each attempt waits 30 s: within that, team-b's passes hold one of the two workers
+		// (its share), not both.
+		Eventually(stuck.hits).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 1))
+		Consistently(stuck.hits, 5*time.Second, 200*time.Millisecond).Should(Equal(1), "one team-b pass at its endpoint at a time")
+
+		// Team-a's groups (the operator's credentials) run on the other worker. Without the
+		// share, team-b's passes would hold both for up to a minute each (the pass deadline).
+		start := time.Now()
+		var teamA []*unstructured.Unstructured
+		for i := range 3 {
+			teamA = append(teamA, create(sample("api_v1alpha1_networkgroup.yaml", w.teamA, fmt.Sprintf("mine-%d", i), w.orgA)))
+		}
+		for _, u := range teamA {
+			Eventually(suite.ReadyOf(u)).WithTimeout(20 * time.Second).Should(Equal("True/Available"))
+		}
+		GinkgoWriter.Printf("team-a's 3 NetworkGroups Ready in %s while team-b's endpoint is stuck\n", time.Since(start).Round(time.Millisecond))
+		deleteAll(teamA...)
 	})
 })
