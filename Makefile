@@ -29,11 +29,17 @@ HELM_DOCS_VERSION ?= v1.14.2
 # promtool of Prometheus 3.15.1 (Prometheus publishes its Go module as v0.3xx.y for v3.x);
 # the same version must be required in hack/tools/promtool/go.mod.
 PROMTOOL_VERSION ?= v0.315.1
+# KWOK's controller (fake kubelet: Nodes and Pods without containers) for the whole-cluster suites;
+# the same version must be required in hack/tools/kwok/go.mod.
+KWOK_VERSION ?= v0.8.0
 
 LOCALBIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS ?= $(LOCALBIN)/envtest/$(ENVTEST_K8S_VERSION)
 KUBE_APISERVER ?= $(ENVTEST_ASSETS)/kube-apiserver
 ETCD ?= $(ENVTEST_ASSETS)/etcd
+KUBE_CONTROLLER_MANAGER ?= $(ENVTEST_ASSETS)/kube-controller-manager
+KUBE_SCHEDULER ?= $(ENVTEST_ASSETS)/kube-scheduler
+KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
@@ -281,14 +287,30 @@ verify-bundle: ## Regenerate bundle/ and catalog/ and fail if they differ from w
 ##@ Tools (each built once into bin/, skipped when present)
 
 .PHONY: tools
-tools: envtest-bins controller-gen kustomize helm helm-docs operator-sdk opm promtool ## Build every pinned tool.
+tools: envtest-bins cluster-bins controller-gen kustomize helm helm-docs operator-sdk opm promtool ## Build every pinned tool.
 
 .PHONY: envtest-bins
 envtest-bins: $(KUBE_APISERVER) $(ETCD) ## kube-apiserver and etcd for envtest.
 $(KUBE_APISERVER):
-	hack/build-tool.sh hack/tools/kube-apiserver $@ . -ldflags "-X k8s.io/component-base/version.gitVersion=v$(ENVTEST_K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))"
+	hack/build-tool.sh hack/tools/kube-apiserver $@ . -ldflags "$(K8S_VERSION_LDFLAGS)"
 $(ETCD):
 	hack/build-tool.sh hack/tools/etcd $@ .
+K8S_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(ENVTEST_K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
+
+# The rest of a cluster for test/kube.StartCluster (whole-cluster suites such as test/cluster):
+# kube-controller-manager and kube-scheduler of the same Kubernetes version, and KWOK
+# (bin/kwok links to the pinned one).
+.PHONY: cluster-bins
+cluster-bins: envtest-bins $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) ## kube-controller-manager, kube-scheduler and KWOK (with envtest-bins: a whole cluster without containers).
+	@ln -sf $(notdir $(KWOK)) $(LOCALBIN)/kwok
+$(KUBE_CONTROLLER_MANAGER):
+	hack/build-tool.sh hack/tools/kube-controller-manager $@ . -ldflags "$(K8S_VERSION_LDFLAGS)"
+$(KUBE_SCHEDULER):
+	hack/build-tool.sh hack/tools/kube-scheduler $@ . -ldflags "$(K8S_VERSION_LDFLAGS)"
+$(KWOK):
+	@grep -q 'sigs.k8s.io/kwok $(KWOK_VERSION)' hack/tools/kwok/go.mod || \
+		{ echo "hack/tools/kwok/go.mod does not require sigs.k8s.io/kwok $(KWOK_VERSION)"; exit 1; }
+	hack/build-tool.sh hack/tools/kwok $@ sigs.k8s.io/kwok/cmd/kwok
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
