@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -306,7 +307,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := cbr.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up CellarBucket: %w", err)
 	}
-	if err := setupCredentials(mgr, o, creds, enq, overrides, recorder); err != nil {
+	inUse, err := setupInUse(mgr, o, watched)
+	if err != nil {
+		return err
+	}
+	if err := setupCredentials(mgr, o, creds, enq, overrides, recorder, inUse); err != nil {
 		return err
 	}
 	expiry := newExpiryWatcher(o, overrides, recorder)
@@ -346,7 +351,7 @@ func syncedCheck(synced *atomic.Bool) healthz.Checker {
 // setupCredentials registers the credentials objects' controllers, the creation of the
 // default ClusterCleverCredentials, and the wake-ups of the resources whose override Secret
 // changed.
-func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *credentials.Enqueuer, overrides *overrideSecrets, recorder record.EventRecorder) error {
+func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *credentials.Enqueuer, overrides *overrideSecrets, recorder record.EventRecorder, inUse *credentials.InUse) error {
 	for _, cluster := range []bool{false, true} {
 		r := &credentials.Reconciler{Cluster: cluster, Client: mgr.GetClient(), Resolver: res, Enqueuer: enq, Recorder: recorder,
 			Period: o.CredentialsCheckPeriod, Log: o.Log.WithName("credentials")}
@@ -387,6 +392,41 @@ func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *cre
 	return overrides.onNamespaceChange(context.Background(), func(ns string) {
 		if ns != "" {
 			enq.Namespace(context.Background(), ns)
+			inUse.Wake(ns)
 		}
 	})
+}
+
+// setupInUse registers the controller that keeps a namespace's own credentials while its
+// deletion still needs them (credentials.InUseFinalizer), with a cache of the metadata of the
+// Secrets it marked.
+func setupInUse(mgr ctrl.Manager, o Options, watched []addon.Kind) (*credentials.InUse, error) {
+	sec := &metav1.PartialObjectMetadata{}
+	sec.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	armed, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:        mgr.GetHTTPClient(),
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: namespaceConfig(o.Namespaces),
+		DefaultTransform:  cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			sec: {Label: labels.SelectorFromSet(labels.Set{credentials.InUseLabel: "true"})},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache of the Secrets marked in use: %w", err)
+	}
+	if err := mgr.Add(cacheRunnable{armed}); err != nil {
+		return nil, err
+	}
+	kinds := []schema.GroupVersionKind{addon.NetworkGroupGVK, cellarbucket.GVK}
+	for _, k := range watched {
+		kinds = append(kinds, k.GVK)
+	}
+	r := &credentials.InUse{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kinds: kinds, Armed: armed,
+		Log: o.Log.WithName("credentials-in-use")}
+	if err := r.SetupWithManager(mgr, credentials.ArmedSource(armed)); err != nil {
+		return nil, fmt.Errorf("setting up the credentials-in-use controller: %w", err)
+	}
+	return r, nil
 }

@@ -18,8 +18,9 @@ package namespaced
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// A namespace's own credentials objects (internal/credentials): read, status written.
-// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials,verbs=get;list;watch
+// A namespace's own credentials objects (internal/credentials): read, status written, and
+// their in-use finalizer set and removed (credentials.InUseFinalizer).
+// +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=clevercredentials/status,verbs=get;update;patch
 // Network Groups (internal/networkgroup): read, finalizer and status written; add-ons read them.
 // +kubebuilder:rbac:groups=api.clever-cloud.com,resources=networkgroups,verbs=get;list;watch;update;patch
