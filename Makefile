@@ -32,6 +32,9 @@ PROMTOOL_VERSION ?= v0.315.1
 # KWOK's controller (fake kubelet: Nodes and Pods without containers) for the whole-cluster suites;
 # the same version must be required in hack/tools/kwok/go.mod.
 KWOK_VERSION ?= v0.8.0
+# OLM v0 (operator-lifecycle-manager: its olm and catalog operators, and its CRDs) for the
+# whole-cluster OLM suite; the same version must be required in hack/tools/olm/go.mod.
+OLM_VERSION ?= v0.42.0
 
 LOCALBIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS ?= $(LOCALBIN)/envtest/$(ENVTEST_K8S_VERSION)
@@ -40,6 +43,9 @@ ETCD ?= $(ENVTEST_ASSETS)/etcd
 KUBE_CONTROLLER_MANAGER ?= $(ENVTEST_ASSETS)/kube-controller-manager
 KUBE_SCHEDULER ?= $(ENVTEST_ASSETS)/kube-scheduler
 KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
+OLM ?= $(LOCALBIN)/olm-$(OLM_VERSION)
+OLM_CATALOG ?= $(LOCALBIN)/catalog-$(OLM_VERSION)
+OLM_CRDS ?= $(LOCALBIN)/olm-crds-$(OLM_VERSION)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
@@ -287,7 +293,7 @@ verify-bundle: ## Regenerate bundle/ and catalog/ and fail if they differ from w
 ##@ Tools (each built once into bin/, skipped when present)
 
 .PHONY: tools
-tools: envtest-bins cluster-bins controller-gen kustomize helm helm-docs operator-sdk opm promtool ## Build every pinned tool.
+tools: envtest-bins cluster-bins olm-bins controller-gen kustomize helm helm-docs operator-sdk opm promtool ## Build every pinned tool.
 
 .PHONY: envtest-bins
 envtest-bins: $(KUBE_APISERVER) $(ETCD) ## kube-apiserver and etcd for envtest.
@@ -311,6 +317,30 @@ $(KWOK):
 	@grep -q 'sigs.k8s.io/kwok $(KWOK_VERSION)' hack/tools/kwok/go.mod || \
 		{ echo "hack/tools/kwok/go.mod does not require sigs.k8s.io/kwok $(KWOK_VERSION)"; exit 1; }
 	hack/build-tool.sh hack/tools/kwok $@ sigs.k8s.io/kwok/cmd/kwok
+
+# OLM v0 for test/kube.StartOLM: its two operators (build tag json1, as OLM's own Makefile),
+# its CRDs copied from the same module's deploy/chart/crds, and opm (OLM's bundle unpack stand-in
+# runs it); bin/olm, bin/catalog, bin/olm-crds and bin/opm link to the pinned ones.
+.PHONY: olm-bins
+olm-bins: $(OLM) $(OLM_CATALOG) $(OLM_CRDS) $(OPM) ## OLM v0's olm and catalog operators, its CRDs, and opm (OLM from the catalog on the whole cluster).
+	@ln -sf $(notdir $(OLM)) $(LOCALBIN)/olm
+	@ln -sf $(notdir $(OLM_CATALOG)) $(LOCALBIN)/catalog
+	@ln -sfn $(notdir $(OLM_CRDS)) $(LOCALBIN)/olm-crds
+	@ln -sf $(notdir $(OPM)) $(LOCALBIN)/opm
+OLM_MODULE = github.com/operator-framework/operator-lifecycle-manager
+olm-version-check = @grep -q '$(OLM_MODULE) $(OLM_VERSION)' hack/tools/olm/go.mod || \
+	{ echo "hack/tools/olm/go.mod does not require $(OLM_MODULE) $(OLM_VERSION)"; exit 1; }
+$(OLM):
+	$(olm-version-check)
+	hack/build-tool.sh hack/tools/olm $@ $(OLM_MODULE)/cmd/olm -tags json1 -ldflags "-X $(OLM_MODULE)/pkg/version.OLMVersion=$(OLM_VERSION)"
+$(OLM_CATALOG):
+	$(olm-version-check)
+	hack/build-tool.sh hack/tools/olm $@ $(OLM_MODULE)/cmd/catalog -tags json1 -ldflags "-X $(OLM_MODULE)/pkg/version.OLMVersion=$(OLM_VERSION)"
+$(OLM_CRDS):
+	$(olm-version-check)
+	@src=$$(cd hack/tools/olm && go mod download $(OLM_MODULE) && go list -m -f '{{.Dir}}' $(OLM_MODULE))/deploy/chart/crds && \
+		rm -rf $@.tmp && mkdir -p $@.tmp && cp $$src/*.yaml $@.tmp/ && chmod 0644 $@.tmp/*.yaml && mv $@.tmp $@ && \
+		echo "copied OLM's CRDs from $$src into $@"
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
