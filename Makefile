@@ -49,6 +49,8 @@ OLM_CRDS ?= $(LOCALBIN)/olm-crds-$(OLM_VERSION)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+# The kubectl of install, uninstall, deploy and undeploy: yours (the whole-cluster suites pass a pinned one).
+KUBECTL ?= kubectl
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
 HELM_DOCS ?= $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION)
@@ -188,11 +190,11 @@ endif
 
 .PHONY: install
 install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
-	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Remove the CRDs (and so every resource) from the cluster.
-	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: docker-build
 docker-build: ## Build the operator image.
@@ -213,12 +215,12 @@ build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, nam
 .PHONY: deploy
 deploy: manifests kustomize ## Deploy the operator (config/default, image IMG) to the cluster of the current kubeconfig.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
 	@echo "Credentials: kubectl -n clever-operator-system create secret generic clever-operator-credentials --from-literal=CLEVER_OPERATOR_API_TOKEN=... (see config/default/kustomization.yaml)"
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator but keep the CRDs and your resources (config/undeploy); `make uninstall` then removes the CRDs. Call with ignore-not-found=true to ignore missing objects.
-	$(KUSTOMIZE) build config/undeploy | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build config/undeploy | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ OLM bundle and catalog (need no container engine, except the *-build and *-push targets)
 
