@@ -209,7 +209,7 @@ var _ = Describe("A whole cluster", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			var denied []kube.AuditEvent
 			for _, e := range events {
-				if e.User.Username == user && e.ResponseStatus.Code == 403 {
+				if e.User.Username == user && e.Forbidden() {
 					denied = append(denied, e)
 				}
 			}

@@ -4,12 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	_ "embed"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -141,6 +148,7 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		return nil, err
 	}
 	c = &Cluster{opts: opts, NodeName: opts.NodeName}
+	started := c // c is nil once a return statement has set the results
 	if opts.WorkDir == "" {
 		if c.WorkDir, err = os.MkdirTemp("", "clever-cluster-"); err != nil {
 			return nil, err
@@ -155,41 +163,41 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 	}
 	defer func() {
 		if err != nil {
-			c.KeepWorkDir() // the logs named in err stay readable
-			_ = c.Stop()
-			err = fmt.Errorf("%w (logs in %s)", err, c.WorkDir)
+			started.KeepWorkDir() // the logs named in err stay readable
+			_ = started.Stop()
+			c, err = nil, fmt.Errorf("starting the whole cluster (logs in %s): %w", started.WorkDir, err)
 		}
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	if err := c.startControlPlane(); err != nil {
-		return c, err
+		return nil, err
 	}
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 
 	// kube-controller-manager and kube-scheduler authenticate with client certificates of
 	// the users the bootstrap RBAC policy binds to their roles, as kubeadm sets them up.
 	kcmKubeconfig, err := c.userKubeconfig("system:kube-controller-manager")
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	schedKubeconfig, err := c.userKubeconfig("system:kube-scheduler")
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	caFile := filepath.Join(c.WorkDir, "ca.crt")
 	if err := os.WriteFile(caFile, c.Config.CAData, 0o644); err != nil {
-		return c, err
+		return nil, err
 	}
 
 	opts.Log("starting kube-controller-manager")
 	kcmPort, err := freePort()
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	kcm, err := c.StartProcess("kube-controller-manager", filepath.Join(opts.Assets, "kube-controller-manager"), []string{
 		"--kubeconfig=" + kcmKubeconfig,
@@ -209,13 +217,13 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		"--v=2",
 	})
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 
 	opts.Log("starting kube-scheduler")
 	schedPort, err := freePort()
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	sched, err := c.StartProcess("kube-scheduler", filepath.Join(opts.Assets, "kube-scheduler"), []string{
 		"--kubeconfig=" + schedKubeconfig,
@@ -228,13 +236,13 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		"--v=2",
 	})
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 
 	opts.Log("starting kwok")
 	stages := filepath.Join(c.WorkDir, "kwok-stages.yaml")
 	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
-		return c, err
+		return nil, err
 	}
 	kwok, err := c.StartProcess("kwok", opts.Kwok, []string{
 		"--kubeconfig=" + c.KubeconfigPath,
@@ -244,14 +252,14 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		"--cidr=10.244.0.0/16",
 	})
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 
 	if err := c.waitHealthz(ctx, kcm, kcmPort); err != nil {
-		return c, err
+		return nil, err
 	}
 	if err := c.waitHealthz(ctx, sched, schedPort); err != nil {
-		return c, err
+		return nil, err
 	}
 	// The controllers run: the serviceaccount and root-ca-cert-publisher controllers fill
 	// namespace default.
@@ -262,12 +270,12 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
-		return c, err
+		return nil, err
 	}
 
 	opts.Log("creating Node " + opts.NodeName + " (managed by kwok)")
 	if _, err := cs.CoreV1().Nodes().Create(ctx, c.node(), metav1.CreateOptions{}); err != nil {
-		return c, fmt.Errorf("creating Node %s: %w", opts.NodeName, err)
+		return nil, fmt.Errorf("creating Node %s: %w", opts.NodeName, err)
 	}
 	if err := c.waitFor(ctx, kwok, "Node "+opts.NodeName+" Ready", func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, opts.NodeName, metav1.GetOptions{})
@@ -281,7 +289,7 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 		}
 		return false, nil
 	}); err != nil {
-		return c, err
+		return nil, err
 	}
 	opts.Log("cluster up; logs in " + c.WorkDir)
 	return c, nil
@@ -345,6 +353,19 @@ func (c *Cluster) startControlPlane() error {
 	args.Set("service-account-key-file", filepath.Join(c.certDir, "sa-signer.crt"))
 	args.Set("service-account-signing-key-file", filepath.Join(c.certDir, "sa-signer.key"))
 	args.Set("authorization-mode", "RBAC")
+	// The front proxy (request header) CA and client, as kubeadm sets them: the
+	// controller-manager's and scheduler's delegated authentication read them, and
+	// kube-apiserver proxies to aggregated APIs with that client.
+	if err := c.writeFrontProxyPKI(); err != nil {
+		return err
+	}
+	args.Set("requestheader-client-ca-file", filepath.Join(c.certDir, "front-proxy-ca.crt"))
+	args.Set("requestheader-allowed-names", "front-proxy-client")
+	args.Set("requestheader-username-headers", "X-Remote-User")
+	args.Set("requestheader-group-headers", "X-Remote-Group")
+	args.Set("requestheader-extra-headers-prefix", "X-Remote-Extra-")
+	args.Set("proxy-client-cert-file", filepath.Join(c.certDir, "front-proxy-client.crt"))
+	args.Set("proxy-client-key-file", filepath.Join(c.certDir, "front-proxy-client.key"))
 	args.Set("v", "1")
 	if c.opts.AuditLog {
 		policy := filepath.Join(c.WorkDir, "audit-policy.yaml")
@@ -381,6 +402,62 @@ func (c *Cluster) startControlPlane() error {
 	c.Config.QPS, c.Config.Burst = 100, 200
 	c.KubeconfigPath = filepath.Join(c.WorkDir, "kubeconfig")
 	return WriteKubeconfig(c.KubeconfigPath, c.Config, "")
+}
+
+// writeFrontProxyPKI writes front-proxy-ca.crt and front-proxy-client.{crt,key} (ECDSA P-256,
+// valid a day) into the apiserver's directory.
+func (c *Cluster) writeFrontProxyPKI() error {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "front-proxy-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "front-proxy-client"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	for name, block := range map[string]*pem.Block{
+		"front-proxy-ca.crt":     {Type: "CERTIFICATE", Bytes: caDER},
+		"front-proxy-client.crt": {Type: "CERTIFICATE", Bytes: der},
+		"front-proxy-client.key": {Type: "PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(c.certDir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // userKubeconfig writes a kubeconfig with a client certificate of user name (no groups) and
@@ -692,6 +769,18 @@ type AuditEvent struct {
 		Message string `json:"message"`
 	} `json:"responseStatus"`
 	Annotations map[string]string `json:"annotations"`
+}
+
+// Forbidden reports a request refused by authorization (403), e.g. an RBAC denial.
+func (e *AuditEvent) Forbidden() bool { return e.ResponseStatus.Code == http.StatusForbidden }
+
+// IsWrite reports a create, update, patch, delete or deletecollection.
+func (e *AuditEvent) IsWrite() bool {
+	switch e.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
 }
 
 // AuditOffset is the audit log's current size: AuditEvents(offset) reads what comes after.
