@@ -27,6 +27,9 @@ import (
 )
 
 func TestCluster(t *testing.T) {
+	if err := kube.CheckClusterBinaries(kube.ClusterOptions{}); err != nil {
+		t.Skip(err.Error()) // shown by go test -v; BeforeSuite skips on it too
+	}
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)

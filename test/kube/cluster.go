@@ -295,6 +295,10 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 	return c, nil
 }
 
+// CheckClusterBinaries returns an error wrapping ErrClusterBinariesMissing, naming the missing
+// files, when a binary StartCluster(opts) needs is not built; nil when all are there.
+func CheckClusterBinaries(opts ClusterOptions) error { return opts.resolveBinaries() }
+
 // resolveBinaries fills in the default paths and checks that every binary exists.
 func (o *ClusterOptions) resolveBinaries() error {
 	root, err := harness.RepoRoot()
