@@ -139,7 +139,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, for profiling (0 disables them)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "use leader election so only one replica reconciles")
 	fs.StringVar(&f.claimKeySecret, "claim-key-secret", defaultClaimKeySecret(), "namespace/name of the Secret holding the key that signs add-on claims (created when missing; back it up); env "+operator.ClaimKeyEnv+" wins")
-	fs.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's namespace; required outside a cluster)")
+	fs.StringVar(&f.leaderNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader-election lease (default: the pod's namespace, env POD_NAMESPACE, else the in-cluster service account's; required outside a cluster)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, $KUBECONFIG, or ~/.kube/config)")
 	fs.StringVar(&f.watchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch (default: all; env WATCH_NAMESPACE)")
 	fs.StringVar(&f.watchesFile, "watches-file", "watches.yaml", "path of watches.yaml (charts are relative to the working directory)")
