@@ -504,33 +504,7 @@ func (c *Cluster) node() *corev1.Node {
 // environment: this process's plus env), stopped by Stop in reverse start order. For
 // processes a suite adds to the cluster, such as OLM's operators or the operator itself.
 func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) (*ClusterProcess, error) {
-	c.mu.Lock()
-	stopped := c.stopped
-	c.mu.Unlock()
-	if stopped {
-		return nil, errors.New("cluster stopped")
-	}
-	log, err := c.openLog(name)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), env...)
-	// Its own process group: Stop signals the process and whatever it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &ClusterProcess{name: name, cmd: cmd, log: log, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	c.mu.Lock()
-	c.procs = append(c.procs, p)
-	c.mu.Unlock()
-	return p, nil
+	return c.startProcess(name, binary, args, append(os.Environ(), env...))
 }
 
 // Stop stops every process (those of StartProcess first, newest first, then kwok, the

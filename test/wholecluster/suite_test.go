@@ -1,0 +1,203 @@
+// Package wholecluster_test runs the operator as people install it, on a whole cluster
+// (test/kube.StartCluster: kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
+// KWOK): `make deploy` as written, the Deployment Available, and the operator process standing
+// in for its Pod with the Pod's arguments and environment and a token of the ServiceAccount
+// `make deploy` created (Cluster.RunPod), so every permission check is the RBAC config/default
+// grants. On that cluster the namespace controller and the garbage collector are real: the
+// specs delete namespaces full of resources and delete resources with each propagation
+// policy (issue #44, points 3 to 5).
+//
+// What the stand-in does not prove: the image itself (its files, user, entrypoint), the
+// kubelet, probes against a running container, resource limits. Ports the Pod binds are
+// given free local ones (a Pod's ports are its own), and --cellar-endpoint points
+// CellarBuckets at the suite's S3 server (the fake Cellar hosts do not exist).
+//
+// The binaries come from `make cluster-bins`; without them the suite is skipped. On its own:
+//
+//	KUBEBUILDER_ASSETS=$PWD/bin/envtest/1.35.4 go test ./test/wholecluster -count=1
+package wholecluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
+)
+
+func TestWholeCluster(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "Operator on a whole cluster (make deploy, namespace deletion, garbage collection)")
+}
+
+const (
+	systemNamespace = "clever-operator-system"
+	deployment      = "clever-operator-controller-manager"
+	serviceAccount  = "clever-operator-controller-manager"
+)
+
+var (
+	cluster  *kube.Cluster
+	k8s      client.Client
+	suite    *kube.Suite
+	fake     *fakeapi.Server
+	creds    = fakeapi.Credential{ConsumerKey: "ck-whole", ConsumerSecret: "cs-whole-5e1f", Token: "tk-whole-9a2c", Secret: "ts-whole-77d0"}
+	apiURL   string
+	s3       *harness.S3Server
+	manager  string // the operator binary (the image's /manager)
+	operator *kube.ClusterProcess
+)
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
+	start := time.Now()
+	var err error
+	cluster, err = kube.StartCluster(kube.ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
+	if errors.Is(err, kube.ErrClusterBinariesMissing) {
+		Skip(err.Error())
+	}
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
+	k8s, err = client.New(cluster.Config, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	suite = &kube.Suite{Name: "test/wholecluster", Client: k8s, NamespacePrefix: "whole"}
+
+	var srv interface{ Close() }
+	fake, srv = newFake()
+	DeferCleanup(srv.Close)
+	s3 = harness.NewS3Server("")
+	DeferCleanup(s3.Close)
+
+	manager = filepath.Join(cluster.WorkDir, "manager")
+	build := exec.Command("go", "build", "-o", manager, ".")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build of the operator: %s", out)
+
+	makeDeploy()
+	operator = startOperator("operator")
+	GinkgoWriter.Printf("cluster, make deploy and the operator up in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), cluster.WorkDir)
+})
+
+// On a failure, keep the cluster's logs and show the end of each, the operator's included.
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() && cluster != nil {
+		cluster.KeepWorkDir()
+		AddReportEntry("cluster logs", cluster.LogTails(40, "kube-controller-manager", "kwok", "operator"))
+	}
+})
+
+func newFake() (*fakeapi.Server, interface{ Close() }) {
+	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
+	apiURL = srv.URL
+	return f, srv
+}
+
+// kubectl is the pinned kubectl of `make cluster-bins` when built, else the one on PATH.
+func kubectl() string {
+	if p, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "kubectl"
+}
+
+// makeDeploy runs `make deploy` as written against the cluster, creates the credentials
+// Secret its message asks for (the suite's fake API), and waits for the Deployment to be
+// Available.
+func makeDeploy() {
+	GinkgoHelper()
+	cmd := exec.Command("make", "deploy", "KUBECTL="+kubectl())
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "make deploy: %s", out)
+	GinkgoWriter.Printf("make deploy:\n%s\n", out)
+	st, err := exec.Command("git", "status", "--porcelain", "config").Output()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.TrimSpace(string(st))).To(BeEmpty(), "make deploy with the default IMG leaves config/ as committed")
+
+	Expect(k8s.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "clever-operator-credentials", Namespace: systemNamespace},
+		StringData: map[string]string{
+			"CLEVER_OPERATOR_API_ENDPOINT": apiURL, "CLEVER_OPERATOR_API_CONSUMER_KEY": creds.ConsumerKey,
+			"CLEVER_OPERATOR_API_CONSUMER_SECRET": creds.ConsumerSecret, "CLEVER_OPERATOR_API_TOKEN": creds.Token,
+			"CLEVER_OPERATOR_API_SECRET": creds.Secret,
+		},
+	})).To(Succeed())
+	Eventually(func() string {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: deployment}, d); err != nil {
+			return err.Error()
+		}
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable {
+				return string(c.Status)
+			}
+		}
+		return "no Available condition"
+	}, 90*time.Second).Should(Equal("True"), "the Deployment of make deploy becomes Available")
+}
+
+// operatorPod is the Running Pod of the Deployment.
+func operatorPod() *corev1.Pod {
+	GinkgoHelper()
+	var pod *corev1.Pod
+	Eventually(func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(context.Background(), pods, client.InNamespace(systemNamespace), client.MatchingLabels{"control-plane": "controller-manager"}); err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				pod = p
+				return nil
+			}
+		}
+		return fmt.Errorf("no Running pod among %d", len(pods.Items))
+	}).Should(Succeed())
+	return pod
+}
+
+// startOperator runs the operator process standing in for the Deployment's Pod.
+func startOperator(name string) *kube.ClusterProcess {
+	GinkgoHelper()
+	p, err := cluster.RunPod(context.Background(), operatorPod(), "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
+		ContainSubstring("Starting workers"), "the operator starts its controllers")
+	return p
+}
+
+// denials returns the requests of the operator's ServiceAccount the apiserver refused (403).
+func denials() []string {
+	GinkgoHelper()
+	events, _, err := cluster.AuditEvents(0)
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, e := range events {
+		if e.User.Username == "system:serviceaccount:"+systemNamespace+":"+serviceAccount && e.ResponseStatus.Code == 403 {
+			out = append(out, e.Verb+" "+e.RequestURI)
+		}
+	}
+	return out
+}
