@@ -198,6 +198,13 @@ func StartOLM(ctx context.Context, kubeconfigPath string, opts OLMOptions) (o *O
 	return o, nil
 }
 
+// CheckOLMBinaries returns StartOLM's error for missing binaries (wrapping
+// ErrOLMBinariesMissing), or nil: for a suite to skip before starting anything.
+func CheckOLMBinaries(opts OLMOptions) error {
+	opts.LogDir = os.DevNull // not created
+	return opts.defaults()
+}
+
 func (opts *OLMOptions) defaults() error {
 	if opts.BinDir == "" {
 		root, err := harness.RepoRoot()
@@ -206,10 +213,17 @@ func (opts *OLMOptions) defaults() error {
 		}
 		opts.BinDir = filepath.Join(root, "bin")
 	}
+	var missing []string
 	for _, f := range []string{"olm", "catalog", "opm", "olm-crds"} {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, f)); err != nil {
-			return fmt.Errorf("%w: %v", ErrOLMBinariesMissing, err)
+			missing = append(missing, filepath.Join(opts.BinDir, f))
 		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s", ErrOLMBinariesMissing, strings.Join(missing, ", "))
+	}
+	if opts.LogDir == os.DevNull {
+		return nil
 	}
 	if opts.LogDir == "" {
 		d, err := os.MkdirTemp("", "olm-")
@@ -398,6 +412,15 @@ func (o *OLM) Stop() {
 			p.log.Close()
 		}
 	})
+}
+
+// LogTails returns the last n lines of olm.log, catalog.log and unpack.log, each under its name.
+func (o *OLM) LogTails(n int) string {
+	var b strings.Builder
+	for _, name := range []string{"olm.log", "catalog.log", "unpack.log"} {
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", filepath.Join(o.LogDir, name), lastLines(filepath.Join(o.LogDir, name), n))
+	}
+	return b.String()
 }
 
 // Unpacked returns what the unpack stand-in did, one line per unpack Job, in order.
