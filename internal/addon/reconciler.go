@@ -221,7 +221,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, nil
 	}
 	ctx = logr.NewContext(ctx, r.Log.WithValues(r.Kind.Lower(), req.NamespacedName))
-	return r.reconcileObject(ctx, obj)
+	res, err = r.reconcileObject(ctx, obj)
+	if NamespaceTerminating(err) {
+		// The namespace controller deleted a Secret of the resource and will delete the
+		// resource next: nothing can be created there any more, and its deletion wakes it.
+		logr.FromContextOrDiscard(ctx).V(1).Info("namespace being deleted: nothing more is written there", "refused", err.Error())
+		return ctrl.Result{}, nil
+	}
+	return res, err
+}
+
+// NamespaceTerminating says whether err is the API server refusing to create an object in a
+// namespace being deleted.
+func NamespaceTerminating(err error) bool {
+	return err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // reconcileObject runs one pass over obj: the steps decide in memory, and the deferred commit

@@ -243,6 +243,10 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 		ctrl.LoggerFrom(ctx).V(1).Info("waiting for a worker of its credentials' share")
 		return ctrl.Result{RequeueAfter: addon.TenantJitter()}, nil
 	}
+	if addon.NamespaceTerminating(err) {
+		// Its namespace is being deleted (and the resource with it, which wakes it).
+		err = nil
+	}
 	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return res, err // released
 	}
