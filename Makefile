@@ -43,6 +43,8 @@ ETCD ?= $(ENVTEST_ASSETS)/etcd
 KUBE_CONTROLLER_MANAGER ?= $(ENVTEST_ASSETS)/kube-controller-manager
 KUBE_SCHEDULER ?= $(ENVTEST_ASSETS)/kube-scheduler
 KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
+# kubectl of the same Kubernetes version, which the whole-cluster suites pass as KUBECTL.
+KUBECTL_PINNED ?= $(LOCALBIN)/kubectl-v$(ENVTEST_K8S_VERSION)
 OLM ?= $(LOCALBIN)/olm-$(OLM_VERSION)
 OLM_CATALOG ?= $(LOCALBIN)/catalog-$(OLM_VERSION)
 OLM_CRDS ?= $(LOCALBIN)/olm-crds-$(OLM_VERSION)
@@ -134,7 +136,17 @@ verify-alerts: promtool helm-docs ## Check the alert rules with promtool and run
 
 .PHONY: test
 test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -timeout 30m $(GINKGO_FLAGS)
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v -x $(CLUSTER_SUITES:./%=-e $(MODULE)/%)) -count=1 -timeout 30m $(GINKGO_FLAGS)
+
+# The suites on a whole cluster (test/kube.StartCluster: controller-manager, scheduler, KWOK;
+# OLM from the catalog): make deploy, the chart, OLM installs and upgrades, namespace deletion,
+# garbage collection (docs/testing.md).
+MODULE = github.com/clever-operator/clever-operator
+CLUSTER_SUITES = $(addprefix ./,$(wildcard test/cluster test/wholecluster test/chartinstall test/olm))
+
+.PHONY: test-cluster
+test-cluster: cluster-bins olm-bins kustomize helm controller-gen ## Run the whole-cluster suites (the first run builds their binaries into bin/).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(CLUSTER_SUITES) -count=1 -timeout 40m $(GINKGO_FLAGS)
 
 .PHONY: ci
 ci: verify-generated verify-chart verify-bundle bundle-validate verify-alerts test ## Everything .ci/run checks.
@@ -309,8 +321,11 @@ K8S_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(ENVTEST_K8S
 # kube-controller-manager and kube-scheduler of the same Kubernetes version, and KWOK
 # (bin/kwok links to the pinned one).
 .PHONY: cluster-bins
-cluster-bins: envtest-bins $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) ## kube-controller-manager, kube-scheduler and KWOK (with envtest-bins: a whole cluster without containers).
+cluster-bins: envtest-bins $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KUBECTL_PINNED) ## kube-controller-manager, kube-scheduler, KWOK and kubectl (with envtest-bins: a whole cluster without containers).
 	@ln -sf $(notdir $(KWOK)) $(LOCALBIN)/kwok
+	@ln -sf $(notdir $(KUBECTL_PINNED)) $(LOCALBIN)/kubectl
+$(KUBECTL_PINNED):
+	hack/build-tool.sh hack/tools/kubectl $@ . -ldflags "$(K8S_VERSION_LDFLAGS) $(subst k8s.io/component-base/version,k8s.io/client-go/pkg/version,$(K8S_VERSION_LDFLAGS))"
 $(KUBE_CONTROLLER_MANAGER):
 	hack/build-tool.sh hack/tools/kube-controller-manager $@ . -ldflags "$(K8S_VERSION_LDFLAGS)"
 $(KUBE_SCHEDULER):
