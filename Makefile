@@ -188,6 +188,10 @@ run: ## Run the operator from source against the current kubeconfig (from the re
 demo: envtest-bins ## Local control plane + fake Clever Cloud API + operator + samples; prints the Ready table.
 	go run ./hack/demo --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
 
+.PHONY: cluster-demo
+cluster-demo: cluster-bins olm-bins ## A whole cluster (controller-manager, scheduler, KWOK), the operator installed through OLM from catalog/, samples; prints the CSV phase, the Deployment and the Ready table.
+	go run ./hack/demo --cluster --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
+
 .PHONY: bench
 bench: envtest-bins ## Performance figures P1-P7 (P1 median of 3 with both floors, P5 small and 1000, P6 at 5000 resources as the median of 3 pairs, P7 the realistic API) and A1 (Kubernetes writes from the audit log; docs/performance.md): table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only A1" etc.
 	go run ./test/bench --assets "$(ENVTEST_ASSETS)" $(BENCH_ARGS)

@@ -44,51 +44,62 @@ func run() error {
 	keep := flag.Bool("keep", false, "keep running after the table even without a terminal (stop with Ctrl-C / SIGTERM)")
 	assets := flag.String("assets", envOr("KUBEBUILDER_ASSETS", "bin/envtest/1.35.4"), "directory with kube-apiserver and etcd")
 	delay := flag.Duration("provisioning-delay", 2*time.Second, "fake API: time before a new add-on's credentials appear")
+	wholeCluster := flag.Bool("cluster", false, "a whole cluster (controller-manager, scheduler, KWOK) with the operator installed through OLM from catalog/ (make cluster-demo)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	h, err := harness.Start(ctx, harness.Options{
-		Assets:  *assets,
-		WorkDir: ".demo",
-		Build:   true,
-		Fake:    fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay},
-		Log:     step,
-	})
-	if err != nil {
-		return err
-	}
-	defer h.Stop()
-	k8s, kcPath, endpoint, fake := h.Client, h.Kubeconfig, h.Endpoint, h.Fake()
-
+	var (
+		k8s              client.Client
+		kcPath, endpoint string
+		fake             *fakeapi.Server
+		logPath          string
+		opDone           <-chan struct{}
+		opErr            = func() error { return nil }
+	)
 	step("starting a local S3 server (gofakes3) for the Cellar bucket")
 	s3 := harness.NewS3Server("") // any Cellar's keys
 	defer s3.Close()
+	if *wholeCluster {
+		f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay})
+		defer srv.Close()
+		fake, endpoint = f, srv.URL
+		c, cl, log, stopAll, err := installThroughOLM(ctx, *assets, demoCreds, endpoint, s3.URL)
+		if err != nil {
+			return err
+		}
+		defer stopAll()
+		k8s, kcPath, logPath = c, cl.KubeconfigPath, log
+	} else {
+		h, err := harness.Start(ctx, harness.Options{
+			Assets:  *assets,
+			WorkDir: ".demo",
+			Build:   true,
+			Fake:    fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay},
+			Log:     step,
+		})
+		if err != nil {
+			return err
+		}
+		defer h.Stop()
+		k8s, kcPath, endpoint, fake = h.Client, h.Kubeconfig, h.Endpoint, h.Fake()
 
-	step("starting the operator (bin/manager) against them")
-	op := h.NewOperator(harness.OperatorOptions{Name: "operator", Args: []string{"--cellar-endpoint=" + s3.URL}})
-	logPath := op.LogPath
-	if err := op.Start(); err != nil {
-		return err
+		step("starting the operator (bin/manager) against them")
+		op := h.NewOperator(harness.OperatorOptions{Name: "operator", Args: []string{"--cellar-endpoint=" + s3.URL}})
+		logPath = op.LogPath
+		if err := op.Start(); err != nil {
+			return err
+		}
+		opDone, opErr = op.Done(), op.ExitErr
+		defer func() { _ = op.Stop(10 * time.Second) }()
 	}
-	opDone := op.Done()
-	defer func() { _ = op.Stop(10 * time.Second) }()
 
 	step("applying config/samples (one resource of every kind, an Addon of a provider with no typed kind, and a bucket in the Cellar)")
-	samples, err := harness.Samples()
+	samples, err := clusterSamples() // every kind, an FS Bucket through the generic kind, a bucket in the Cellar
 	if err != nil {
 		return err
 	}
-	generic, err := harness.AddonSample() // an FS Bucket, through the generic kind
-	if err != nil {
-		return err
-	}
-	bucket, err := harness.CellarBucketSampleObject() // a bucket in the Cellar sample
-	if err != nil {
-		return err
-	}
-	samples = append(samples, generic, bucket)
 	for _, s := range samples {
 		s.SetNamespace("default")
 		if err := k8s.Create(ctx, s); err != nil {
@@ -112,7 +123,7 @@ func run() error {
 		case <-ctx.Done():
 			return errors.New("interrupted")
 		case <-opDone:
-			return fmt.Errorf("the operator exited early (%v); see %s", op.ExitErr(), logPath)
+			return fmt.Errorf("the operator exited early (%v); see %s", opErr(), logPath)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -134,7 +145,7 @@ func run() error {
 	select {
 	case <-ctx.Done():
 	case <-opDone:
-		return fmt.Errorf("the operator exited (%v); see %s", op.ExitErr(), logPath)
+		return fmt.Errorf("the operator exited (%v); see %s", opErr(), logPath)
 	}
 	fmt.Println("\ntearing down")
 	return nil
