@@ -20,7 +20,6 @@ package wholecluster_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +29,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -88,10 +84,7 @@ var _ = BeforeSuite(func() {
 	s3 = harness.NewS3Server("")
 	DeferCleanup(s3.Close)
 
-	manager = filepath.Join(cluster.WorkDir, "manager")
-	build := exec.Command("go", "build", "-o", manager, ".")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build of the operator: %s", out)
+	manager = kube.BuildOperator(cluster.WorkDir)
 
 	makeDeploy()
 	operator = startOperator("operator")
@@ -136,71 +129,22 @@ func makeDeploy() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(strings.TrimSpace(string(st))).To(BeEmpty(), "make deploy with the default IMG leaves config/ as committed")
 
-	Expect(k8s.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "clever-operator-credentials", Namespace: systemNamespace},
-		StringData: map[string]string{
-			"CLEVER_OPERATOR_API_ENDPOINT": apiURL, "CLEVER_OPERATOR_API_CONSUMER_KEY": creds.ConsumerKey,
-			"CLEVER_OPERATOR_API_CONSUMER_SECRET": creds.ConsumerSecret, "CLEVER_OPERATOR_API_TOKEN": creds.Token,
-			"CLEVER_OPERATOR_API_SECRET": creds.Secret,
-		},
-	})).To(Succeed())
-	Eventually(func() string {
-		d := &appsv1.Deployment{}
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: deployment}, d); err != nil {
-			return err.Error()
-		}
-		for _, c := range d.Status.Conditions {
-			if c.Type == appsv1.DeploymentAvailable {
-				return string(c.Status)
-			}
-		}
-		return "no Available condition"
-	}, 90*time.Second).Should(Equal("True"), "the Deployment of make deploy becomes Available")
-}
-
-// operatorPod is the Running Pod of the Deployment.
-func operatorPod() *corev1.Pod {
-	GinkgoHelper()
-	var pod *corev1.Pod
-	Eventually(func() error {
-		pods := &corev1.PodList{}
-		if err := k8s.List(context.Background(), pods, client.InNamespace(systemNamespace), client.MatchingLabels{"control-plane": "controller-manager"}); err != nil {
-			return err
-		}
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				pod = p
-				return nil
-			}
-		}
-		return fmt.Errorf("no Running pod among %d", len(pods.Items))
-	}).Should(Succeed())
-	return pod
+	Expect(k8s.Create(context.Background(), kube.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
+	kube.AvailablePod(k8s, systemNamespace, deployment)
 }
 
 // startOperator runs the operator process standing in for the Deployment's Pod.
 func startOperator(name string) *kube.ClusterProcess {
 	GinkgoHelper()
-	p, err := cluster.RunPod(context.Background(), operatorPod(), "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	p, err := cluster.RunPod(context.Background(), kube.AvailablePod(k8s, systemNamespace, deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
 		ContainSubstring("Starting workers"), "the operator starts its controllers")
 	return p
 }
 
-// denials returns the requests of the operator's ServiceAccount that RBAC refused (403 with
-// the authorizer's decision "forbid"; a create refused in a namespace being deleted is a 403
-// that RBAC allowed).
+// denials returns the requests of the operator's ServiceAccount that RBAC refused.
 func denials() []string {
 	GinkgoHelper()
-	events, _, err := cluster.AuditEvents(0)
-	Expect(err).NotTo(HaveOccurred())
-	var out []string
-	for _, e := range events {
-		if e.User.Username == "system:serviceaccount:"+systemNamespace+":"+serviceAccount && e.Forbidden() &&
-			e.Annotations["authorization.k8s.io/decision"] == "forbid" {
-			out = append(out, e.Verb+" "+e.RequestURI)
-		}
-	}
-	return out
+	return cluster.Denials("system:serviceaccount:" + systemNamespace + ":" + serviceAccount)
 }

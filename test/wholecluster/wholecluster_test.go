@@ -24,7 +24,7 @@ var _ = Describe("make deploy on a whole cluster", Ordered, func() {
 		objs := everyKind(ns)
 		start := time.Now()
 		createAll(objs...)
-		Eventually(notReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.NotReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
 		GinkgoWriter.Printf("17 resources Ready in %s\n", since(start))
 		for _, u := range objs {
 			if u.GetKind() == "NetworkGroup" || u.GetKind() == "CellarBucket" {
@@ -35,7 +35,7 @@ var _ = Describe("make deploy on a whole cluster", Ordered, func() {
 		for _, u := range objs {
 			Expect(k8s.Delete(ctx, u)).To(Succeed())
 		}
-		Eventually(remaining(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.Remaining(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
 		Expect(fake.Addons(org)).To(BeEmpty(), "every add-on deleted")
 		Expect(denials()).To(BeEmpty(), "no request of the operator's ServiceAccount refused")
 	})
@@ -85,7 +85,7 @@ var _ = Describe("namespace deletion on a whole cluster", Ordered, func() {
 			}
 		}
 		createAll(objs...)
-		Eventually(notReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.NotReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
 		ids := addonIDs(objs...)
 		keptID := ids["Redis/"+kept.GetName()]
 		Expect(keptID).NotTo(BeEmpty())
@@ -156,7 +156,7 @@ var _ = Describe("garbage collection on a whole cluster", func() {
 			offset, err := cluster.AuditOffset()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(k8s.Delete(ctx, pg, client.PropagationPolicy(policy))).To(Succeed())
-			Eventually(remaining(pg), time.Minute).Should(BeEmpty())
+			Eventually(suite.Remaining(pg), time.Minute).Should(BeEmpty())
 			Expect(fake.Addons(suite.OrgOf(ns))).To(BeEmpty())
 			Eventually(func() []string {
 				secrets := &corev1.SecretList{}
@@ -197,6 +197,6 @@ var _ = Describe("garbage collection on a whole cluster", func() {
 		Expect(secretWrites(offset, ns, name)["delete"]).To(Equal(1), "only the hand's deletion")
 		Expect(kube.Condition(suite.Get(pg), "Ready")).To(Equal("True/Provisioned"))
 		Expect(k8s.Delete(ctx, pg)).To(Succeed())
-		Eventually(remaining(pg), time.Minute).Should(BeEmpty())
+		Eventually(suite.Remaining(pg), time.Minute).Should(BeEmpty())
 	})
 })
