@@ -1,0 +1,280 @@
+// Package chartinstall_test installs the operator the two ways a platform engineer installs it
+// without OLM, on a whole cluster (test/kube.StartCluster: kube-apiserver, etcd,
+// kube-controller-manager, kube-scheduler, KWOK), and uninstalls it while resources still
+// exist (issue #44, point 3):
+//
+//   - the Helm chart (dist/chart), `helm install` with no values: its credentials come from
+//     the Secret clever-operator-credentials the chart's README has you create first;
+//   - `make deploy` as written, then `make undeploy`.
+//
+// The operator process stands in for the Deployment's Pod (Cluster.RunPod: the Pod's args and
+// environment, a token of the ServiceAccount the install created), so every permission check
+// is the RBAC that install granted; it is stopped when its Pod is deleted, as the kubelet
+// stops a container. What the stand-in does not prove: the image itself, the kubelet, probes
+// against a running container, resource limits. --cellar-endpoint points CellarBuckets at the
+// suite's S3 server (the fake Cellar hosts do not exist), and the Pod's /tmp (an emptyDir)
+// is a directory of the cluster's work directory.
+//
+// The binaries come from `make cluster-bins` and `make helm`; without them the suite is
+// skipped. On its own:
+//
+//	KUBEBUILDER_ASSETS=$PWD/bin/envtest/1.35.4 go test ./test/chartinstall -count=1
+package chartinstall_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
+)
+
+func TestChartInstall(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "Operator installed by the Helm chart and by make deploy on a whole cluster, uninstalled with resources left")
+}
+
+// systemNamespace is the namespace of both installs: `make deploy`'s, and the one the suite
+// gives `helm install -n ... --create-namespace`.
+const systemNamespace = "clever-operator-system"
+
+// An install: its Deployment and ServiceAccount in systemNamespace.
+type install struct {
+	name           string // "chart" or "make deploy"
+	deployment     string
+	serviceAccount string
+}
+
+var (
+	chart  = install{name: "chart", deployment: "clever-operator", serviceAccount: "clever-operator"}
+	deploy = install{name: "make deploy", deployment: "clever-operator-controller-manager", serviceAccount: "clever-operator-controller-manager"}
+)
+
+var (
+	cluster *kube.Cluster
+	k8s     client.Client
+	suite   *kube.Suite
+	fake    *fakeapi.Server
+	creds   = fakeapi.Credential{ConsumerKey: "ck-chart", ConsumerSecret: "cs-chart-3b7e", Token: "tk-chart-51c9", Secret: "ts-chart-c02a"}
+	apiURL  string
+	s3      *harness.S3Server
+	manager string // the operator binary (the image's /manager)
+	helmBin string
+)
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
+	var err error
+	helmBin, err = filepath.Abs(filepath.Join("bin", "helm"))
+	Expect(err).NotTo(HaveOccurred())
+	if _, err := os.Stat(helmBin); err != nil {
+		Skip("bin/helm not found: make helm")
+	}
+	start := time.Now()
+	cluster, err = kube.StartCluster(kube.ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
+	if errors.Is(err, kube.ErrClusterBinariesMissing) {
+		Skip(err.Error())
+	}
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
+	k8s, err = client.New(cluster.Config, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+
+	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
+	fake, apiURL = f, srv.URL
+	DeferCleanup(srv.Close)
+	suite = &kube.Suite{Name: "test/chartinstall", Client: k8s, Fake: fake, NamespacePrefix: "chart"}
+	s3 = harness.NewS3Server("")
+	DeferCleanup(s3.Close)
+
+	manager = filepath.Join(cluster.WorkDir, "manager")
+	out, err := exec.Command("go", "build", "-o", manager, ".").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build of the operator: %s", out)
+	GinkgoWriter.Printf("cluster up and operator built in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), cluster.WorkDir)
+})
+
+// On a failure, keep the cluster's logs and show the end of each, the operators' included.
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() && cluster != nil {
+		cluster.KeepWorkDir()
+		AddReportEntry("cluster logs", cluster.LogTails(40, append([]string{"kube-controller-manager", "kwok"}, operatorNames...)...))
+	}
+})
+
+// kubectl is the pinned kubectl of `make cluster-bins` when built, else the one on PATH.
+func kubectl() string {
+	if p, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "kubectl"
+}
+
+// run runs a command as a person would against the cluster (KUBECONFIG, Helm's directories in
+// the cluster's work directory) and returns its combined output; it fails the spec on error.
+func run(name string, args ...string) string {
+	GinkgoHelper()
+	out, err := runErr(name, args...)
+	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), out)
+	return out
+}
+
+func runErr(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	helmHome := filepath.Join(cluster.WorkDir, "helm-client")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath,
+		"HELM_CACHE_HOME="+filepath.Join(helmHome, "cache"), "HELM_CONFIG_HOME="+filepath.Join(helmHome, "config"),
+		"HELM_DATA_HOME="+filepath.Join(helmHome, "data"))
+	out, err := cmd.CombinedOutput()
+	GinkgoWriter.Printf("$ %s %s\n%s\n", filepath.Base(name), strings.Join(args, " "), out)
+	return string(out), err
+}
+
+// createCredentials creates the operator's credentials Secret, clever-operator-credentials in
+// systemNamespace (what `make deploy` prints and the chart's README asks for), for the
+// suite's fake API.
+func createCredentials() {
+	GinkgoHelper()
+	Expect(k8s.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "clever-operator-credentials", Namespace: systemNamespace},
+		StringData: map[string]string{
+			"CLEVER_OPERATOR_API_ENDPOINT": apiURL, "CLEVER_OPERATOR_API_CONSUMER_KEY": creds.ConsumerKey,
+			"CLEVER_OPERATOR_API_CONSUMER_SECRET": creds.ConsumerSecret, "CLEVER_OPERATOR_API_TOKEN": creds.Token,
+			"CLEVER_OPERATOR_API_SECRET": creds.Secret,
+		},
+	})).To(Succeed())
+}
+
+func createNamespace(name string) {
+	GinkgoHelper()
+	err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// waitAvailable waits for the install's Deployment to be Available.
+func waitAvailable(in install) {
+	GinkgoHelper()
+	Eventually(func() string {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: in.deployment}, d); err != nil {
+			return err.Error()
+		}
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable {
+				return string(c.Status)
+			}
+		}
+		return "no Available condition"
+	}, 90*time.Second).Should(Equal("True"), "the Deployment of the %s becomes Available", in.name)
+}
+
+// operatorPod is the Running Pod of the install's Deployment.
+func operatorPod(in install) *corev1.Pod {
+	GinkgoHelper()
+	d := &appsv1.Deployment{}
+	Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: in.deployment}, d)).To(Succeed())
+	var pod *corev1.Pod
+	Eventually(func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(context.Background(), pods, client.InNamespace(systemNamespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				pod = p
+				return nil
+			}
+		}
+		return fmt.Errorf("no Running pod among %d", len(pods.Items))
+	}).Should(Succeed())
+	return pod
+}
+
+var operatorNames []string
+
+// startOperator runs the operator process standing in for the install's Pod, and stops it
+// when that Pod is deleted (the kubelet stops the container).
+func startOperator(in install, name string) *kube.ClusterProcess {
+	GinkgoHelper()
+	pod := operatorPod(in).DeepCopy()
+	// The Pod's /tmp is its own emptyDir: Helm's directories (HELM_*_HOME=/tmp/helm/...) go
+	// to the cluster's work directory.
+	for i := range pod.Spec.Containers {
+		for j, e := range pod.Spec.Containers[i].Env {
+			if rest, ok := strings.CutPrefix(e.Value, "/tmp/"); ok && e.ValueFrom == nil {
+				pod.Spec.Containers[i].Env[j].Value = filepath.Join(cluster.WorkDir, name+".tmp", rest)
+			}
+		}
+	}
+	p, err := cluster.RunPod(context.Background(), pod, "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	Expect(err).NotTo(HaveOccurred())
+	operatorNames = append(operatorNames, name)
+	go stopWithPod(pod, p)
+	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
+		ContainSubstring("Starting workers"), "the operator starts its controllers")
+	return p
+}
+
+// stopWithPod stops p once pod is being deleted or gone.
+func stopWithPod(pod *corev1.Pod, p *kube.ClusterProcess) {
+	for {
+		select {
+		case <-p.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		cur := &corev1.Pod{}
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), cur)
+		if apierrors.IsNotFound(err) || (err == nil && (cur.UID != pod.UID || cur.DeletionTimestamp != nil)) {
+			p.Stop()
+			return
+		}
+	}
+}
+
+// denials returns the requests of the install's ServiceAccount that RBAC refused (403 with
+// the authorizer's decision "forbid"), in the audit log from offset on.
+func denials(in install, offset int64) []string {
+	GinkgoHelper()
+	events, _, err := cluster.AuditEvents(offset)
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, e := range events {
+		if e.User.Username == "system:serviceaccount:"+systemNamespace+":"+in.serviceAccount && e.Forbidden() &&
+			e.Annotations["authorization.k8s.io/decision"] == "forbid" {
+			out = append(out, e.Verb+" "+e.RequestURI)
+		}
+	}
+	return out
+}
+
+func auditOffset() int64 {
+	GinkgoHelper()
+	o, err := cluster.AuditOffset()
+	Expect(err).NotTo(HaveOccurred())
+	return o
+}
