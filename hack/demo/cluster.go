@@ -137,4 +137,3 @@ func clusterSamples() ([]*unstructured.Unstructured, error) {
 	}
 	return append(samples, generic, bucket), nil
 }
-
