@@ -35,7 +35,7 @@ var deployedAsWritten bool
 
 func makeTarget(target string) string {
 	GinkgoHelper()
-	args := []string{target, "KUBECTL=" + kubectl()}
+	args := []string{target, "KUBECTL=" + kube.Kubectl()}
 	asWritten := target == "deploy" && !deployedAsWritten
 	if !asWritten {
 		args = append([]string{"-o", "manifests"}, args...)
@@ -75,7 +75,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		createCredentials()
 		out := helmInstall()
 		Expect(out).To(ContainSubstring("nothing is deleted at Clever Cloud"), "NOTES say what helm uninstall leaves")
-		waitAvailable(chart)
+		kube.AvailablePod(k8s, systemNamespace, chart.deployment)
 		available := since(start)
 		operator = startOperator(chart, "chart-operator")
 		up := since(start)
@@ -85,7 +85,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		objs := everyKind(ns)
 		start = time.Now()
 		refused := createAll(objs...)
-		Eventually(notReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.NotReady(objs...), 3*time.Minute, time.Second).Should(BeEmpty())
 		ready := since(start)
 		for _, u := range objs {
 			if u.GetKind() == "NetworkGroup" || u.GetKind() == "CellarBucket" {
@@ -97,7 +97,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		for _, u := range objs {
 			Expect(k8s.Delete(ctx, u)).To(Succeed())
 		}
-		Eventually(remaining(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.Remaining(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
 		Expect(fake.Addons(org)).To(BeEmpty(), "every add-on deleted")
 		Expect(denials(chart, 0)).To(BeEmpty(), "no request of the chart's ServiceAccount refused")
 		AddReportEntry("chart timings", fmt.Sprintf("helm install → Deployment Available %s, operator stand-in started %s; 17 resources Ready in %s (creates refused by the credentials policy's warm-up for %s), deleted in %s",
@@ -115,7 +115,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		objs := fewKinds(ns)
 		keptPG := suite.Sample("api_v1_postgresql.yaml", kept)
 		createAll(append(objs, keptPG)...)
-		Eventually(notReady(append(objs, keptPG)...), 2*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.NotReady(append(objs, keptPG)...), 2*time.Minute, time.Second).Should(BeEmpty())
 		ids, keptIDs := addonIDs(objs...), addonIDs(keptPG)
 		Expect(ids).To(HaveLen(3))
 		c0, d0, kc0 := creates(org), deletes(org), creates(keptOrg)
@@ -133,7 +133,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 
 		// Nothing of the users' is touched: resources, their Secrets and add-ons stay.
 		Consistently(func(g Gomega) {
-			g.Expect(remaining(append(objs, keptPG)...)()).To(HaveLen(4))
+			g.Expect(suite.Remaining(append(objs, keptPG)...)()).To(HaveLen(4))
 			g.Expect(addonsAt(org)).To(ConsistOf(slices.Collect(maps.Values(ids))))
 			g.Expect(addonsAt(keptOrg)).To(ConsistOf(slices.Collect(maps.Values(keptIDs))))
 		}, 5*time.Second, time.Second).Should(Succeed())
@@ -141,7 +141,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		for _, u := range objs {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: u.GetName() + "-secrets"}, &corev1.Secret{})).To(Succeed(), "%s keeps its Secret", u.GetKind())
 		}
-		getOut := run(kubectl(), "get", "postgresql,redis,mysql", "-n", ns)
+		getOut := run(kube.Kubectl(), "get", "postgresql,redis,mysql", "-n", ns)
 
 		// The namespace deleted without the operator waits on the resources' finalizers.
 		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -163,12 +163,12 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		Expect(creates(org)).To(Equal(c0), "and none created")
 
 		// The resource of the other namespace is Ready on its add-on again, none created.
-		Eventually(notReady(keptPG), time.Minute).Should(BeEmpty())
+		Eventually(suite.NotReady(keptPG), time.Minute).Should(BeEmpty())
 		Expect(addonIDs(keptPG)).To(Equal(keptIDs))
 		Consistently(func() int { return creates(keptOrg) }, 5*time.Second, time.Second).Should(Equal(kc0), "no add-on created for the resource that stayed")
 		Expect(addonsAt(keptOrg)).To(ConsistOf(slices.Collect(maps.Values(keptIDs))))
 		Expect(k8s.Delete(ctx, keptPG)).To(Succeed())
-		Eventually(remaining(keptPG), time.Minute).Should(BeEmpty())
+		Eventually(suite.Remaining(keptPG), time.Minute).Should(BeEmpty())
 		Expect(addonsAt(keptOrg)).To(BeEmpty())
 
 		AddReportEntry(in.name+": what the user sees", fmt.Sprintf(
@@ -186,7 +186,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 			func() *kube.ClusterProcess {
 				reinstallOffset = auditOffset()
 				helmInstall()
-				waitAvailable(chart)
+				kube.AvailablePod(k8s, systemNamespace, chart.deployment)
 				return startOperator(chart, "chart-operator-2")
 			})
 		Expect(denials(chart, reinstallOffset)).To(BeEmpty())
@@ -214,7 +214,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		start := time.Now()
 		makeTarget("deploy")
 		createCredentials()
-		waitAvailable(deploy)
+		kube.AvailablePod(k8s, systemNamespace, deploy.deployment)
 		operator = startOperator(deploy, "deploy-operator")
 		AddReportEntry("make deploy timings", fmt.Sprintf("Deployment Available and operator started in %s", since(start)))
 	})
@@ -230,7 +230,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 				reinstallOffset = auditOffset()
 				makeTarget("deploy")
 				createCredentials()
-				waitAvailable(deploy)
+				kube.AvailablePod(k8s, systemNamespace, deploy.deployment)
 				return startOperator(deploy, "deploy-operator-2")
 			})
 		Expect(denials(deploy, reinstallOffset)).To(BeEmpty())
@@ -241,16 +241,16 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		org := suite.OrgOf(ns)
 		objs := fewKinds(ns)
 		createAll(objs...)
-		Eventually(notReady(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
+		Eventually(suite.NotReady(objs...), 2*time.Minute, time.Second).Should(BeEmpty())
 		d0 := deletes(org)
 		start := time.Now()
 		makeTarget("uninstall")
-		Expect(remaining(objs...)()).To(BeEmpty())
+		Expect(suite.Remaining(objs...)()).To(BeEmpty())
 		Expect(addonsAt(org)).To(BeEmpty())
 		Expect(deletes(org) - d0).To(Equal(3))
 		AddReportEntry("make uninstall with 3 resources", since(start).String())
 		makeTarget("undeploy")
 		Eventually(operator.Done(), 30*time.Second).Should(BeClosed())
-		Expect(strings.TrimSpace(run(kubectl(), "get", "namespaces", "--no-headers", "-o", "custom-columns=:metadata.name,:status.phase"))).NotTo(ContainSubstring("Terminating"))
+		Expect(strings.TrimSpace(run(kube.Kubectl(), "get", "namespaces", "--no-headers", "-o", "custom-columns=:metadata.name,:status.phase"))).NotTo(ContainSubstring("Terminating"))
 	})
 })

@@ -2,7 +2,6 @@ package chartinstall_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,22 +16,9 @@ import (
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
-// everyKind is one resource of every kind in namespace ns (the samples: the 14 typed kinds,
-// the generic Addon, a NetworkGroup and a CellarBucket in the Cellar), in ns's organisation.
+// everyKind is one resource of every kind in ns, in its organisation.
 func everyKind(ns string) []*unstructured.Unstructured {
-	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join("config", "samples", "api_*.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	var out []*unstructured.Unstructured
-	for _, f := range files {
-		base := filepath.Base(f)
-		if strings.Contains(base, "credentials") {
-			continue
-		}
-		out = append(out, suite.Sample(base, ns))
-	}
-	Expect(out).To(HaveLen(17))
-	return out
+	return kube.EveryKind(ns, suite.OrgOf(ns))
 }
 
 // createAll creates the resources. Right after an install the credentials policy refuses
@@ -55,32 +41,6 @@ func createAll(objs ...*unstructured.Unstructured) time.Duration {
 		refused += time.Since(start).Truncate(time.Second)
 	}
 	return refused
-}
-
-// notReady lists the resources whose Ready condition is not True.
-func notReady(objs ...*unstructured.Unstructured) func() []string {
-	return func() []string {
-		var out []string
-		for _, u := range objs {
-			if got := kube.Condition(suite.Get(u), "Ready"); !strings.HasPrefix(got, "True/") {
-				out = append(out, u.GetKind()+" "+u.GetName()+": "+got+" "+kube.ConditionMessage(suite.Get(u), "Ready"))
-			}
-		}
-		return out
-	}
-}
-
-// remaining lists the resources that still exist.
-func remaining(objs ...*unstructured.Unstructured) func() []string {
-	return func() []string {
-		var out []string
-		for _, u := range objs {
-			if suite.Get(u) != nil {
-				out = append(out, u.GetKind()+" "+u.GetName())
-			}
-		}
-		return out
-	}
 }
 
 // namespacePhase is namespace ns's phase, or "gone".

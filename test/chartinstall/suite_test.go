@@ -24,7 +24,6 @@ package chartinstall_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +33,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,16 +120,6 @@ var _ = AfterEach(func() {
 	}
 })
 
-// kubectl is the pinned kubectl of `make cluster-bins` when built, else the one on PATH.
-func kubectl() string {
-	if p, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "kubectl"
-}
-
 // run runs a command as a person would against the cluster (KUBECONFIG, Helm's directories in
 // the cluster's work directory) and returns its combined output; it fails the spec on error.
 func run(name string, args ...string) string {
@@ -157,14 +145,7 @@ func runErr(name string, args ...string) (string, error) {
 // suite's fake API.
 func createCredentials() {
 	GinkgoHelper()
-	Expect(k8s.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "clever-operator-credentials", Namespace: systemNamespace},
-		StringData: map[string]string{
-			"CLEVER_OPERATOR_API_ENDPOINT": apiURL, "CLEVER_OPERATOR_API_CONSUMER_KEY": creds.ConsumerKey,
-			"CLEVER_OPERATOR_API_CONSUMER_SECRET": creds.ConsumerSecret, "CLEVER_OPERATOR_API_TOKEN": creds.Token,
-			"CLEVER_OPERATOR_API_SECRET": creds.Secret,
-		},
-	})).To(Succeed())
+	Expect(k8s.Create(context.Background(), kube.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
 }
 
 func createNamespace(name string) {
@@ -175,101 +156,25 @@ func createNamespace(name string) {
 	}
 }
 
-// waitAvailable waits for the install's Deployment to be Available.
-func waitAvailable(in install) {
-	GinkgoHelper()
-	Eventually(func() string {
-		d := &appsv1.Deployment{}
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: in.deployment}, d); err != nil {
-			return err.Error()
-		}
-		for _, c := range d.Status.Conditions {
-			if c.Type == appsv1.DeploymentAvailable {
-				return string(c.Status)
-			}
-		}
-		return "no Available condition"
-	}, 90*time.Second).Should(Equal("True"), "the Deployment of the %s becomes Available", in.name)
-}
-
-// operatorPod is the Running Pod of the install's Deployment.
-func operatorPod(in install) *corev1.Pod {
-	GinkgoHelper()
-	d := &appsv1.Deployment{}
-	Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: systemNamespace, Name: in.deployment}, d)).To(Succeed())
-	var pod *corev1.Pod
-	Eventually(func() error {
-		pods := &corev1.PodList{}
-		if err := k8s.List(context.Background(), pods, client.InNamespace(systemNamespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
-			return err
-		}
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				pod = p
-				return nil
-			}
-		}
-		return fmt.Errorf("no Running pod among %d", len(pods.Items))
-	}).Should(Succeed())
-	return pod
-}
-
 var operatorNames []string
 
-// startOperator runs the operator process standing in for the install's Pod, and stops it
-// when that Pod is deleted (the kubelet stops the container).
+// startOperator runs the operator process standing in for the install's Pod (stopped when
+// that Pod goes, as the kubelet stops its container).
 func startOperator(in install, name string) *kube.ClusterProcess {
 	GinkgoHelper()
-	pod := operatorPod(in).DeepCopy()
-	// The Pod's /tmp is its own emptyDir: Helm's directories (HELM_*_HOME=/tmp/helm/...) go
-	// to the cluster's work directory.
-	for i := range pod.Spec.Containers {
-		for j, e := range pod.Spec.Containers[i].Env {
-			if rest, ok := strings.CutPrefix(e.Value, "/tmp/"); ok && e.ValueFrom == nil {
-				pod.Spec.Containers[i].Env[j].Value = filepath.Join(cluster.WorkDir, name+".tmp", rest)
-			}
-		}
-	}
-	p, err := cluster.RunPod(context.Background(), pod, "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	p, err := cluster.RunPod(context.Background(), kube.AvailablePod(k8s, systemNamespace, in.deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
 	Expect(err).NotTo(HaveOccurred())
 	operatorNames = append(operatorNames, name)
-	go stopWithPod(pod, p)
 	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
 		ContainSubstring("Starting workers"), "the operator starts its controllers")
 	return p
 }
 
-// stopWithPod stops p once pod is being deleted or gone.
-func stopWithPod(pod *corev1.Pod, p *kube.ClusterProcess) {
-	for {
-		select {
-		case <-p.Done():
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
-		cur := &corev1.Pod{}
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), cur)
-		if apierrors.IsNotFound(err) || (err == nil && (cur.UID != pod.UID || cur.DeletionTimestamp != nil)) {
-			p.Stop()
-			return
-		}
-	}
-}
-
-// denials returns the requests of the install's ServiceAccount that RBAC refused (403 with
-// the authorizer's decision "forbid"), in the audit log from offset on.
+// denials returns the requests of the install's ServiceAccount that RBAC refused, in the
+// audit log from offset on.
 func denials(in install, offset int64) []string {
 	GinkgoHelper()
-	events, _, err := cluster.AuditEvents(offset)
-	Expect(err).NotTo(HaveOccurred())
-	var out []string
-	for _, e := range events {
-		if e.User.Username == "system:serviceaccount:"+systemNamespace+":"+in.serviceAccount && e.Forbidden() &&
-			e.Annotations["authorization.k8s.io/decision"] == "forbid" {
-			out = append(out, e.Verb+" "+e.RequestURI)
-		}
-	}
-	return out
+	return cluster.Denials("system:serviceaccount:"+systemNamespace+":"+in.serviceAccount, offset)
 }
 
 func auditOffset() int64 {

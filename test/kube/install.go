@@ -121,12 +121,12 @@ func AvailablePod(c client.Client, namespace, name string) *corev1.Pod {
 	return pod
 }
 
-// Denials returns the requests of user that RBAC refused: 403s whose audit annotation says the
-// authorizer forbade them (a create refused in a namespace being deleted is a 403 that RBAC
-// allowed).
-func (c *Cluster) Denials(user string) []string {
+// Denials returns the requests of user that RBAC refused, in the audit log from offset on: 403s
+// whose audit annotation says the authorizer forbade them (a create refused in a namespace
+// being deleted is a 403 that RBAC allowed).
+func (c *Cluster) Denials(user string, offset int64) []string {
 	GinkgoHelper()
-	events, _, err := c.AuditEvents(0)
+	events, _, err := c.AuditEvents(offset)
 	Expect(err).NotTo(HaveOccurred())
 	var out []string
 	for _, e := range events {

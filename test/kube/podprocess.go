@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -240,6 +241,32 @@ func (c *Cluster) RunPod(ctx context.Context, pod *corev1.Pod, container, binary
 		}
 	}
 	args = append(args, extraArgs...)
+	// The Pod's emptyDir volumes are its own: what its env points into them (HELM_*_HOME under
+	// /tmp, say) goes to a directory of its own in WorkDir.
+	emptyDirs := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil {
+			emptyDirs[v.Name] = true
+		}
+	}
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name != container {
+			continue
+		}
+		for _, m := range ctr.VolumeMounts {
+			if !emptyDirs[m.Name] {
+				continue
+			}
+			dir := filepath.Join(c.WorkDir, name+"."+m.Name)
+			prefix := strings.TrimSuffix(m.MountPath, "/") + "/"
+			for i, e := range env {
+				k, v, _ := strings.Cut(e, "=")
+				if rest, ok := strings.CutPrefix(v, prefix); ok || v == strings.TrimSuffix(prefix, "/") {
+					env[i] = k + "=" + filepath.Join(dir, rest)
+				}
+			}
+		}
+	}
 	sa := pod.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
@@ -253,7 +280,41 @@ func (c *Cluster) RunPod(ctx context.Context, pod *corev1.Pod, container, binary
 		return nil, err
 	}
 	env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "KUBECONFIG=" + kubeconfig}, env...)
-	return c.startProcess(name, binary, args, env)
+	p, err := c.startProcess(name, binary, args, env)
+	if err != nil {
+		return nil, err
+	}
+	go c.stopWithPod(pod, p)
+	return p, nil
+}
+
+// stopWithPod stops p once pod is being deleted or gone, as the kubelet stops its container.
+func (c *Cluster) stopWithPod(pod *corev1.Pod, p *ClusterProcess) {
+	cl := c.client()
+	for {
+		select {
+		case <-p.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		cur := &corev1.Pod{}
+		err := cl.Get(context.Background(), client.ObjectKeyFromObject(pod), cur)
+		if apierrors.IsNotFound(err) || (err == nil && (cur.UID != pod.UID || cur.DeletionTimestamp != nil)) {
+			p.Stop()
+			return
+		}
+	}
+}
+
+// Kubectl is the pinned kubectl of `make cluster-bins` (bin/kubectl) when built, else the one on
+// PATH. Run from the repository root.
+func Kubectl() string {
+	if p, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "kubectl"
 }
 
 // client is an admin client of the cluster (what the kubelet's reads stand for).

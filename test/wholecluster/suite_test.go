@@ -105,22 +105,12 @@ func newFake() (*fakeapi.Server, interface{ Close() }) {
 	return f, srv
 }
 
-// kubectl is the pinned kubectl of `make cluster-bins` when built, else the one on PATH.
-func kubectl() string {
-	if p, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "kubectl"
-}
-
 // makeDeploy runs `make deploy` as written against the cluster, creates the credentials
 // Secret its message asks for (the suite's fake API), and waits for the Deployment to be
 // Available.
 func makeDeploy() {
 	GinkgoHelper()
-	cmd := exec.Command("make", "deploy", "KUBECTL="+kubectl())
+	cmd := exec.Command("make", "deploy", "KUBECTL="+kube.Kubectl())
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "make deploy: %s", out)
@@ -146,5 +136,5 @@ func startOperator(name string) *kube.ClusterProcess {
 // denials returns the requests of the operator's ServiceAccount that RBAC refused.
 func denials() []string {
 	GinkgoHelper()
-	return cluster.Denials("system:serviceaccount:" + systemNamespace + ":" + serviceAccount)
+	return cluster.Denials("system:serviceaccount:"+systemNamespace+":"+serviceAccount, 0)
 }
