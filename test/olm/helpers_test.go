@@ -108,5 +108,5 @@ func kinds(objs ...*unstructured.Unstructured) string {
 // denials returns the requests of the ServiceAccount OLM created in ns that RBAC refused.
 func denials(ns string) []string {
 	GinkgoHelper()
-	return cluster.Denials("system:serviceaccount:" + ns + ":" + serviceAccount())
+	return cluster.Denials("system:serviceaccount:"+ns+":"+serviceAccount(), 0)
 }
