@@ -70,7 +70,20 @@ func (h *Harness) AuditOffset() (int64, error) {
 	if h.AuditLogPath == "" {
 		return 0, fmt.Errorf("the harness was started without Options.AuditLog")
 	}
-	st, err := os.Stat(h.AuditLogPath)
+	return AuditLogSize(h.AuditLogPath)
+}
+
+// AuditEventsSince returns the OperatorUser's write events logged from offset on (complete
+// lines only) and the offset after the last one.
+func (h *Harness) AuditEventsSince(offset int64) ([]AuditEvent, int64, error) {
+	return ReadAuditLog(h.AuditLogPath, offset, func(e *AuditEvent) bool {
+		return e.User.Username == OperatorUser && isWrite(e.Verb)
+	})
+}
+
+// AuditLogSize is the size of the JSON-lines audit log at path (0 before its first line).
+func AuditLogSize(path string) (int64, error) {
+	st, err := os.Stat(path)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}
@@ -80,10 +93,11 @@ func (h *Harness) AuditOffset() (int64, error) {
 	return st.Size(), nil
 }
 
-// AuditEventsSince returns the OperatorUser's write events logged from offset on (complete
-// lines only) and the offset after the last one.
-func (h *Harness) AuditEventsSince(offset int64) ([]AuditEvent, int64, error) {
-	f, err := os.Open(h.AuditLogPath)
+// ReadAuditLog decodes the JSON-lines audit log at path from offset on, into events of type E
+// (the fields a caller reads), keeping those keep accepts (nil: all). Only complete lines are
+// read: a partial last line is read by the next call, from the offset returned.
+func ReadAuditLog[E any](path string, offset int64, keep func(*E) bool) ([]E, int64, error) {
+	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil, offset, nil
 	}
@@ -94,22 +108,22 @@ func (h *Harness) AuditEventsSince(offset int64) ([]AuditEvent, int64, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, offset, err
 	}
-	var out []AuditEvent
+	var out []E
 	r := bufio.NewReaderSize(f, 1<<20)
 	for {
 		line, err := r.ReadString('\n')
 		if err == io.EOF {
-			return out, offset, nil // a partial last line is read next time
+			return out, offset, nil
 		}
 		if err != nil {
 			return out, offset, err
 		}
 		offset += int64(len(line))
-		var e AuditEvent
+		var e E
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			return out, offset, fmt.Errorf("audit log: %w", err)
 		}
-		if e.User.Username == OperatorUser && isWrite(e.Verb) {
+		if keep == nil || keep(&e) {
 			out = append(out, e)
 		}
 	}

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -11,7 +10,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	_ "embed"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -766,14 +764,7 @@ func (c *Cluster) AuditOffset() (int64, error) {
 	if c.AuditLogPath == "" {
 		return 0, errors.New("the cluster was started without ClusterOptions.AuditLog")
 	}
-	st, err := os.Stat(c.AuditLogPath)
-	if os.IsNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
+	return harness.AuditLogSize(c.AuditLogPath)
 }
 
 // AuditEvents returns the audit events logged from offset on (complete lines only; pass 0 for
@@ -782,32 +773,5 @@ func (c *Cluster) AuditEvents(offset int64) ([]AuditEvent, int64, error) {
 	if c.AuditLogPath == "" {
 		return nil, offset, errors.New("the cluster was started without ClusterOptions.AuditLog")
 	}
-	f, err := os.Open(c.AuditLogPath)
-	if os.IsNotExist(err) {
-		return nil, offset, nil
-	}
-	if err != nil {
-		return nil, offset, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, offset, err
-	}
-	var out []AuditEvent
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadString('\n')
-		if err == io.EOF {
-			return out, offset, nil // a partial last line is read next time
-		}
-		if err != nil {
-			return out, offset, err
-		}
-		offset += int64(len(line))
-		var e AuditEvent
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return out, offset, fmt.Errorf("audit log: %w", err)
-		}
-		out = append(out, e)
-	}
+	return harness.ReadAuditLog[AuditEvent](c.AuditLogPath, offset, nil)
 }
