@@ -8,6 +8,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -23,16 +24,16 @@ func readDoc(t *testing.T, path string) string {
 // TestDocsMatchTheCode fails when a kind, flag, environment variable, annotation, condition
 // reason, event reason or engine metric is missing from the reference documentation.
 func TestDocsMatchTheCode(t *testing.T) {
-	kinds := readDoc(t, "docs/kinds.md")
+	kindsDoc := readDoc(t, "docs/kinds.md")
 	operator := readDoc(t, "docs/operator.md")
 	readme := readDoc(t, "README.md")
 
-	for _, k := range addon.Kinds {
-		if !strings.Contains(kinds, "## "+k.GVK.Kind) && !strings.Contains(kinds, "## `"+k.GVK.Kind+"`") {
+	for _, k := range kinds.Kinds {
+		if !strings.Contains(kindsDoc, "## "+k.GVK.Kind) && !strings.Contains(kindsDoc, "## `"+k.GVK.Kind+"`") {
 			t.Errorf("docs/kinds.md has no section for %s", k.GVK.Kind)
 		}
 		for _, s := range []string{k.ProviderID, k.Finalizer()} {
-			if !strings.Contains(kinds, s) {
+			if !strings.Contains(kindsDoc, s) {
 				t.Errorf("docs/kinds.md does not mention %s of %s", s, k.GVK.Kind)
 			}
 		}
@@ -60,7 +61,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 		}
 	}
 
-	for _, a := range []string{addon.AnnotationSkipDeprovision, addon.AnnotationAddonID, addon.AnnotationCredentialsHash, addon.AnnotationRealID, addon.LabelManagedBy,
+	for _, a := range []string{kinds.AnnotationSkipDeprovision, kinds.AnnotationAddonID, addon.AnnotationCredentialsHash, addon.AnnotationRealID, kinds.LabelManagedBy,
 		addon.AnnotationPaused, addon.AnnotationReconcileRequestedAt, addon.AnnotationResyncPeriod, addon.AnnotationDeletionPolicy, addon.AnnotationOnAddonMissing,
 		addon.AnnotationRotateRequestedAt, addon.AnnotationRolloutOnSecretChange} {
 		if !strings.Contains(operator, a) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -133,7 +134,7 @@ func (c *PlanCache) Resolve(ctx context.Context, api API, key, owner, providerID
 		return plan, nil
 	}
 	if plan == "" {
-		return "", &SpecError{Msg: "spec.instance.plan is required"}
+		return "", &kinds.SpecError{Msg: "spec.instance.plan is required"}
 	}
 	var lastErr error
 	for _, refresh := range []bool{false, true} {
@@ -146,7 +147,7 @@ func (c *PlanCache) Resolve(ctx context.Context, api API, key, owner, providerID
 			return id, nil
 		}
 		lastErr = err
-		var se *SpecError
+		var se *kinds.SpecError
 		if !errors.As(err, &se) {
 			return "", err
 		}
@@ -160,7 +161,7 @@ func findPlan(ps []clevercloud.Provider, providerID, plan string) (string, error
 			continue
 		}
 		if len(p.Plans) == 0 {
-			return "", &SpecError{Msg: fmt.Sprintf("add-on provider %q offers no plans", providerID)}
+			return "", &kinds.SpecError{Msg: fmt.Sprintf("add-on provider %q offers no plans", providerID)}
 		}
 		for _, pl := range p.Plans {
 			if strings.EqualFold(pl.Slug, plan) || strings.EqualFold(pl.Name, plan) || strings.EqualFold(pl.ID, plan) {
@@ -172,7 +173,7 @@ func findPlan(ps []clevercloud.Provider, providerID, plan string) (string, error
 			opts = append(opts, fmt.Sprintf("%s (%s)", pl.Slug, pl.Name))
 		}
 		sort.Strings(opts)
-		return "", &SpecError{Msg: fmt.Sprintf("plan %q not found for add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
+		return "", &kinds.SpecError{Msg: fmt.Sprintf("plan %q not found for add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
 	}
 	return "", fmt.Errorf("add-on provider %q is not in the Clever Cloud catalogue", providerID)
 }
@@ -209,7 +210,7 @@ func checkCatalogue(ps []clevercloud.Provider, owner, providerID, plan, region s
 	}
 	if prov == nil {
 		sort.Strings(ids)
-		return "", &SpecError{Reason: status.ReasonProviderNotFound, Msg: fmt.Sprintf(
+		return "", &kinds.SpecError{Reason: status.ReasonProviderNotFound, Msg: fmt.Sprintf(
 			"spec.providerId %q is not an add-on provider of the Clever Cloud catalogue (as organisation %s sees it); available: %s",
 			providerID, owner, strings.Join(ids, ", "))}
 	}
@@ -227,15 +228,15 @@ func checkCatalogue(ps []clevercloud.Provider, owner, providerID, plan, region s
 			opts = append(opts, fmt.Sprintf("%s (%s)", p.Slug, p.Name))
 		}
 		sort.Strings(opts)
-		return "", &SpecError{Reason: status.ReasonPlanNotFound, Msg: fmt.Sprintf(
+		return "", &kinds.SpecError{Reason: status.ReasonPlanNotFound, Msg: fmt.Sprintf(
 			"spec.plan %q is not a plan of add-on provider %q; available: %s", plan, providerID, strings.Join(opts, ", "))}
 	}
 	if len(prov.Regions) > 0 && !containsFold(prov.Regions, region) {
-		return "", &SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
+		return "", &kinds.SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
 			"spec.region %q is not a region add-on provider %q is offered in; available: %s", region, providerID, strings.Join(prov.Regions, ", "))}
 	}
 	if len(pl.Zones) > 0 && !containsFold(pl.Zones, region) {
-		return "", &SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
+		return "", &kinds.SpecError{Reason: status.ReasonRegionNotAvailable, Msg: fmt.Sprintf(
 			"spec.region %q is not a region plan %s of add-on provider %q is offered in; available: %s", region, pl.Slug, providerID, strings.Join(pl.Zones, ", "))}
 	}
 	return pl.ID, nil

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -28,7 +29,7 @@ import (
 const (
 	// AnnotationBackupMaxAge overrides --backup-max-age for one resource (Go duration, > 0): a
 	// newest backup older than that sets BackupStale=True.
-	AnnotationBackupMaxAge = Group + "/backup-max-age"
+	AnnotationBackupMaxAge = kinds.Group + "/backup-max-age"
 	// DefaultBackupMaxAge: Clever Cloud backs up daily; 36 h leaves half a day of slack.
 	DefaultBackupMaxAge = 36 * time.Hour
 
@@ -37,34 +38,6 @@ const (
 	EventBackupStale  = "BackupStale"
 	EventBackupRecent = "BackupRecent"
 )
-
-// refreshRead is what one periodic refresh reads (one call).
-type refreshRead int
-
-const (
-	readEnv refreshRead = iota
-	readAddon
-	readBackups
-)
-
-// refreshReadFor is the read of the n-th periodic refresh (n from 1): the add-on, then its env,
-// and again; kinds with backups read the add-on, then their backups (status shows them two
-// periods after Ready; creation costs no call for them), then the env.
-func (k *Kind) refreshReadFor(n int) refreshRead {
-	if !k.Backups {
-		if n%2 == 1 {
-			return readAddon
-		}
-		return readEnv
-	}
-	switch n % 3 {
-	case 1:
-		return readAddon
-	case 2:
-		return readBackups
-	}
-	return readEnv
-}
 
 // backupMaxAge is the resource's maximum backup age: its annotation, else the operator's.
 func (r *Reconciler) backupMaxAge(obj *unstructured.Unstructured) (time.Duration, error) {
@@ -125,7 +98,7 @@ func (b backupSummary) set(u *unstructured.Unstructured) {
 		}
 		m["last"] = last
 	}
-	statusBackups.Set(u, m)
+	kinds.StatusBackups.Set(u, m)
 }
 
 // staleness decides BackupStale: the newest backup's time (zero: none) against maxAge; a
@@ -146,7 +119,7 @@ func staleness(now, lastAt, created time.Time, maxAge time.Duration) (stale bool
 // True, a Normal event when it turns False again, a Warning when the maximum age is invalid.
 func (s *pass) reportBackupStale() {
 	obj := s.obj
-	if _, found := statusBackups.Value(obj); !found {
+	if _, found := kinds.StatusBackups.Value(obj); !found {
 		return
 	}
 	prev, _ := status.Find(status.Conditions(obj), status.TypeBackupStale)
@@ -158,7 +131,7 @@ func (s *pass) reportBackupStale() {
 		return
 	}
 	var lastAt time.Time
-	if v := statusBackupsLastTime.String(obj); v != "" {
+	if v := kinds.StatusBackupsLastTime.String(obj); v != "" {
 		lastAt, _ = time.Parse(time.RFC3339, v)
 	}
 	stale, msg := staleness(s.now(), lastAt, obj.GetCreationTimestamp().Time, maxAge)
@@ -186,7 +159,7 @@ func (s *pass) applyBackups(bs []clevercloud.Backup) {
 // never erases backups seen before (a wrong endpoint or a proxy can make every route answer
 // 404; the same rule as for deleted add-ons): status.backups is kept as it was.
 func (s *pass) notFoundBackups() {
-	if _, found := statusBackups.Value(s.obj); found {
+	if _, found := kinds.StatusBackups.Value(s.obj); found {
 		s.reportBackupStale()
 		return
 	}

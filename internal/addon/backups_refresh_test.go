@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -55,12 +56,12 @@ func refreshBackupsPass(t *testing.T, now time.Time, api *backupsAPI) *pass {
 	u.SetName("pg")
 	u.SetUID("uid-refresh")
 	u.SetCreationTimestamp(metav1.NewTime(now.Add(-10 * 24 * time.Hour)))
-	statusAddon.Set(u, "addon_1")
+	kinds.StatusAddon.Set(u, "addon_1")
 	_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(1), "last": map[string]any{"time": now.Add(-40 * time.Hour).Format(time.RFC3339)}}, "status", "backups")
 	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", now)
 	setCondition(u, status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, "recent", now.Add(-time.Hour))
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: k.SourceSecretName("pg"),
-		Annotations: map[string]string{AnnotationAddonID: "addon_1", AnnotationRealID: "postgresql_1"}}}
+		Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", AnnotationRealID: "postgresql_1"}}}
 	SignSecret(testClaimKey, src) // as the operator wrote it
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {

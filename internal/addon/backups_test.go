@@ -12,12 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 func TestKindsWithBackups(t *testing.T) {
 	want := map[string]bool{"PostgreSql": true, "MySql": true, "MongoDb": true, "Redis": true, "ElasticSearch": true}
-	for _, k := range Kinds {
+	for _, k := range kinds.Kinds {
 		if k.Backups != want[k.GVK.Kind] {
 			t.Errorf("%s: Backups = %t, want %t (the providers the console's cc-addon-backups lists)", k.GVK.Kind, k.Backups, want[k.GVK.Kind])
 		}
@@ -26,7 +27,7 @@ func TestKindsWithBackups(t *testing.T) {
 
 // TestRefreshReadFor: still one read per period; kinds with backups rotate over three.
 func TestRefreshReadFor(t *testing.T) {
-	names := map[refreshRead]string{readEnv: "env", readAddon: "addon", readBackups: "backups"}
+	names := map[kinds.RefreshRead]string{kinds.ReadEnv: "env", kinds.ReadAddon: "addon", kinds.ReadBackups: "backups"}
 	for _, tc := range []struct {
 		kind string
 		want []string
@@ -38,7 +39,7 @@ func TestRefreshReadFor(t *testing.T) {
 		k := kind(t, tc.kind)
 		var got []string
 		for n := 1; n <= 6; n++ {
-			got = append(got, names[k.refreshReadFor(n)])
+			got = append(got, names[k.RefreshReadFor(n)])
 		}
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("%s: %v, want %v", tc.kind, got, tc.want)
@@ -207,7 +208,7 @@ func TestBackupStaleSequence(t *testing.T) {
 			t.Errorf("%s: AddonReady %s", st.name, got)
 		}
 		if st.err != nil && clevercloud.IsNotFound(st.err) {
-			if _, last := statusBackups.Value(s.obj); !last || statusBackupsLastTime.String(s.obj) == "" {
+			if _, last := kinds.StatusBackups.Value(s.obj); !last || kinds.StatusBackupsLastTime.String(s.obj) == "" {
 				t.Errorf("%s: the 404 erased status.backups", st.name)
 			}
 		}
@@ -273,7 +274,7 @@ func TestRefreshBackupsRecords(t *testing.T) {
 			s.api = api
 			_ = r.refreshBackups(context.Background(), s, "postgresql_1")
 			got := int64(-1)
-			if v, found := statusBackups.Value(s.obj); found {
+			if v, found := kinds.StatusBackups.Value(s.obj); found {
 				c, _, _ := unstructured.NestedInt64(v.(map[string]any), "count")
 				got = c
 			}

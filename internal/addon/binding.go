@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -39,7 +40,7 @@ import (
 
 // AnnotationAddonClaim is the operator's signed record that the add-on it names was created by
 // a resource of this namespace: "v1/<addon id>/<Kind>/<name>/<base64url HMAC-SHA256>".
-const AnnotationAddonClaim = Group + "/addon-claim"
+const AnnotationAddonClaim = kinds.Group + "/addon-claim"
 
 const claimVersion = "v1"
 
@@ -89,7 +90,7 @@ func (r *Reconciler) parseClaim(obj *unstructured.Unstructured) *claim {
 
 // own says whether the claim proves that this very resource (kind and name, in its
 // namespace) created the add-on.
-func (c *claim) own(k *Kind, obj *unstructured.Unstructured) bool {
+func (c *claim) own(k *kinds.Kind, obj *unstructured.Unstructured) bool {
 	return c != nil && c.valid && c.kind == k.GVK.Kind && c.name == obj.GetName()
 }
 
@@ -107,7 +108,7 @@ func (c *claim) own(k *Kind, obj *unstructured.Unstructured) bool {
 //     spec.binding.any of the credentials object, or the id in spec.binding.addonIds, a list
 //     of add-on ids only, so a Network Group id is granted by binding.any).
 //
-// MayReference is that decision; every path calls it before any call that reads the object's
+// MayReference is that decision; every kinds.Path calls it before any call that reads the object's
 // credentials (env), reads or changes a Network Group, or signs a request with its keys.
 
 // What a Reference names, for messages.
@@ -230,10 +231,10 @@ func (r *Reconciler) refuseIfBoundElsewhere(ctx context.Context, s *pass, addonI
 	}
 	for i := range list.Items {
 		o := &list.Items[i]
-		if o.GetUID() == obj.GetUID() || statusAddon.String(o) != addonID || o.GetDeletionTimestamp() != nil {
+		if o.GetUID() == obj.GetUID() || kinds.StatusAddon.String(o) != addonID || o.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if statusAddon.String(obj) == addonID && olderThan(obj, o) {
+		if kinds.StatusAddon.String(obj) == addonID && olderThan(obj, o) {
 			continue // both recorded it: this one is older and keeps it
 		}
 		return s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is already bound to %s %s/%s; one add-on is never shared by two resources", addonID, r.Kind.GVK.Kind, o.GetNamespace(), o.GetName()), nil)
@@ -255,7 +256,7 @@ func indexStatusAddon(o client.Object) []string {
 	if !ok {
 		return nil
 	}
-	if id := statusAddon.String(u); id != "" {
+	if id := kinds.StatusAddon.String(u); id != "" {
 		return []string{id}
 	}
 	return nil

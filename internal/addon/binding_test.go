@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -66,11 +67,11 @@ func TestCreatedAddonIsClaimed(t *testing.T) {
 	if got := ready(live); got != "True/"+status.ReasonProvisioned {
 		t.Fatalf("AddonReady %s", got)
 	}
-	id := statusAddon.String(live)
+	id := kinds.StatusAddon.String(live)
 	if want := ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[AnnotationAddonClaim] != want {
 		t.Fatalf("claim %q, want %q", live.GetAnnotations()[AnnotationAddonClaim], want)
 	}
-	if statusAdopted.Bool(live) {
+	if kinds.StatusAdopted.Bool(live) {
 		t.Fatal("a created add-on is not adopted")
 	}
 	h.statusWrites, h.writes = 0, 0
@@ -89,12 +90,12 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 		u.SetName("db")
 		u.SetUID("uid-a")
 	})
-	statusAddon.Set(first, "addon_1")
+	kinds.StatusAddon.Set(first, "addon_1")
 	_, second := testResource(t, func(u *unstructured.Unstructured) {
 		u.SetNamespace("team-b")
 		u.SetName("db")
 		u.SetUID("uid-b")
-		specAddonID.Set(u, "addon_1")
+		kinds.SpecAddonID.Set(u, "addon_1")
 		u.SetFinalizers([]string{k.Finalizer(), HelmUninstallFinalizer})
 	})
 	api := &fakeAPI{addons: map[string]clevercloud.Addon{"addon_1": existing}}
@@ -110,8 +111,8 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 	}
 
 	// Both recorded it (a race): the older keeps it, the younger is refused.
-	statusAddon.Set(second, "addon_1")
-	statusAdopted.Set(second, true)
+	kinds.StatusAddon.Set(second, "addon_1")
+	kinds.StatusAdopted.Set(second, true)
 	second.SetCreationTimestamp(metav1.NewTime(first.GetCreationTimestamp().Add(time.Second)))
 	s = h.r.newPass(context.Background(), second)
 	s.api, s.grant = api, &Grant{BindAny: true}
@@ -143,10 +144,10 @@ func TestAdoptedAddonOrphanedByDefault(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			k, u := testResource(t, func(u *unstructured.Unstructured) {
 				if c.adopted {
-					statusAdopted.Set(u, true)
+					kinds.StatusAdopted.Set(u, true)
 				}
 				if c.spec != "" {
-					specDeletionPolicy.Set(u, c.spec)
+					kinds.SpecDeletionPolicy.Set(u, c.spec)
 				}
 			})
 			h := newHarness(t, k, &fakeAPI{}, u)
@@ -171,9 +172,9 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 				u.SetFinalizers([]string{"api.clever-cloud.com/azimutt"})
 				now := metav1.NewTime(time.Now().Add(-10 * time.Second))
 				u.SetDeletionTimestamp(&now)
-				specDeletionPolicy.Set(u, DeletionPolicyDelete)
-				statusAddon.Set(u, "addon_1")
-				statusAdopted.Set(u, true)
+				kinds.SpecDeletionPolicy.Set(u, DeletionPolicyDelete)
+				kinds.StatusAddon.Set(u, "addon_1")
+				kinds.StatusAdopted.Set(u, true)
 				if c.claim {
 					u.SetAnnotations(map[string]string{AnnotationAddonClaim: ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
 				}

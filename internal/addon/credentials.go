@@ -19,6 +19,7 @@ import (
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -44,11 +45,11 @@ type CredentialsRef struct{ Kind, Name string }
 
 // CredentialsRefOf reads spec.credentialsRef; ok is false when it is not set.
 func CredentialsRefOf(u *unstructured.Unstructured) (CredentialsRef, bool) {
-	name := specCredentialsRefName.String(u)
+	name := kinds.SpecCredentialsRefName.String(u)
 	if name == "" {
 		return CredentialsRef{}, false
 	}
-	kind := specCredentialsRefKind.String(u)
+	kind := kinds.SpecCredentialsRefKind.String(u)
 	if kind == "" {
 		kind = KindCleverCredentials
 	}

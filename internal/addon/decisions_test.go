@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -159,10 +160,10 @@ func TestDrift(t *testing.T) {
 	withStatus := func(plan, version, region string) *unstructured.Unstructured {
 		u := obj(map[string]any{"instance": map[string]any{"region": region, "plan": "s"}})
 		if plan != "" {
-			statusPlan.Set(u, plan)
+			kinds.StatusPlan.Set(u, plan)
 		}
 		if version != "" {
-			statusVersion.Set(u, version)
+			kinds.StatusVersion.Set(u, version)
 		}
 		return u
 	}
@@ -286,13 +287,13 @@ func TestFindAddon(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, u := testResource(t, func(u *unstructured.Unstructured) {
 				if c.status != "" {
-					statusAddon.Set(u, c.status)
+					kinds.StatusAddon.Set(u, c.status)
 				}
 				if c.adopted {
-					statusAdopted.Set(u, true)
+					kinds.StatusAdopted.Set(u, true)
 				}
 				if c.bind != "" {
-					specAddonID.Set(u, c.bind)
+					kinds.SpecAddonID.Set(u, c.bind)
 				}
 				if c.claim != "" {
 					u.SetAnnotations(map[string]string{AnnotationAddonClaim: c.claim})
@@ -340,11 +341,11 @@ func TestMayCreate(t *testing.T) {
 		reason    string // AddonReady reason ("" may create)
 	}{
 		{"new resource", nil, "", ""},
-		{"ObserveOnly never creates", func(u *unstructured.Unstructured) { specManagementPolicy.Set(u, "ObserveOnly") }, "", status.ReasonAddonNotFound},
-		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { statusAddon.Set(u, "addon_1") }, OnMissingReport, status.ReasonAddonMissing},
-		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { statusAddon.Set(u, "addon_1") }, OnMissingRecreate, ""},
+		{"ObserveOnly never creates", func(u *unstructured.Unstructured) { kinds.SpecManagementPolicy.Set(u, "ObserveOnly") }, "", status.ReasonAddonNotFound},
+		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, OnMissingReport, status.ReasonAddonMissing},
+		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, OnMissingRecreate, ""},
 		{"deleted out of band, annotation says recreate", func(u *unstructured.Unstructured) {
-			statusAddon.Set(u, "addon_1")
+			kinds.StatusAddon.Set(u, "addon_1")
 			u.SetAnnotations(map[string]string{AnnotationOnAddonMissing: OnMissingRecreate})
 		}, OnMissingReport, ""},
 		{"paused", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationPaused: "true"}) }, "", status.ReasonPauseRequested},
@@ -389,7 +390,7 @@ func TestPending(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u := obj(nil)
 			if c.revoked != nil {
-				credRevokedKeyHash.Set(u, revokedKeyHash(cellar, c.revoked))
+				kinds.CredRevokedKeyHash.Set(u, revokedKeyHash(cellar, c.revoked))
 			}
 			got := pendingMessage(cellar, u, "addon_1", c.keys, c.data)
 			if (got == "") != (c.pending == "") || !strings.Contains(got, c.pending) {
@@ -430,16 +431,16 @@ func TestStopPass(t *testing.T) {
 
 func TestMigrationRecordRoundTrip(t *testing.T) {
 	u := obj(nil)
-	if _, found := migrationOf(u); found {
+	if _, found := kinds.MigrationOf(u); found {
 		t.Fatal("no record")
 	}
 	want := migrationState{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
-	setMigration(u, want)
-	raw, _ := statusMigration.Map(u)
+	kinds.SetMigration(u, want)
+	raw, _ := kinds.StatusMigration.Map(u)
 	if _, has := raw["message"]; has {
 		t.Fatalf("empty fields are left out: %v", raw)
 	}
-	if got, found := migrationOf(u); !found || got != want {
+	if got, found := kinds.MigrationOf(u); !found || got != want {
 		t.Fatalf("read back %+v", got)
 	}
 }
@@ -452,7 +453,7 @@ func TestPublished(t *testing.T) {
 	cases := []struct {
 		name        string
 		before      func(*unstructured.Unstructured)
-		p           Publication
+		p           kinds.Publication
 		requested   string
 		rolledOut   string // status.credentials.rolledOutHash after
 		binding     string
@@ -462,17 +463,17 @@ func TestPublished(t *testing.T) {
 		secretName  string
 		revokedGone bool
 	}{
-		{"first publication is the rollout baseline", nil, Publication{SecretName: "c-secrets"}, "", hash, "", true, "", "", "c-secrets", true},
+		{"first publication is the rollout baseline", nil, kinds.Publication{SecretName: "c-secrets"}, "", hash, "", true, "", "", "c-secrets", true},
 		{"new credentials: a rollout is due", func(u *unstructured.Unstructured) {
-			credHash.Set(u, "old")
-			credRolledOutHash.Set(u, "old")
-			credRevokedKeyHash.Set(u, "revoked")
-		}, Publication{SecretName: "c-secrets", BindingName: "c-secrets-binding", ConfigMapName: "c-config"}, "r1", "old", "c-secrets-binding", true, "r1", "c-config", "c-secrets", true},
+			kinds.CredHash.Set(u, "old")
+			kinds.CredRolledOutHash.Set(u, "old")
+			kinds.CredRevokedKeyHash.Set(u, "revoked")
+		}, kinds.Publication{SecretName: "c-secrets", BindingName: "c-secrets-binding", ConfigMapName: "c-config"}, "r1", "old", "c-secrets-binding", true, "r1", "c-config", "c-secrets", true},
 		{"same credentials: nothing moves", func(u *unstructured.Unstructured) {
-			credHash.Set(u, hash)
-			credRolledOutHash.Set(u, hash)
-			statusBindingName.Set(u, "gone")
-		}, Publication{Disabled: true}, "", hash, "", false, "", "", "", true},
+			kinds.CredHash.Set(u, hash)
+			kinds.CredRolledOutHash.Set(u, hash)
+			kinds.StatusBindingName.Set(u, "gone")
+		}, kinds.Publication{Disabled: true}, "", hash, "", false, "", "", "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -481,26 +482,26 @@ func TestPublished(t *testing.T) {
 				c.before(u)
 			}
 			published(kind(t, "Cellar"), c.p, data, nil, 4, c.requested, now)(u)
-			if got := credRolledOutHash.String(u); got != c.rolledOut {
+			if got := kinds.CredRolledOutHash.String(u); got != c.rolledOut {
 				t.Errorf("rolledOutHash %q, want %q", got, c.rolledOut)
 			}
-			if credHash.String(u) != hash || statusObservedGeneration.Int64(u) != 4 {
-				t.Errorf("hash %q observedGeneration %d", credHash.String(u), statusObservedGeneration.Int64(u))
+			if kinds.CredHash.String(u) != hash || kinds.StatusObservedGeneration.Int64(u) != 4 {
+				t.Errorf("hash %q observedGeneration %d", kinds.CredHash.String(u), kinds.StatusObservedGeneration.Int64(u))
 			}
-			if (credLastChangedAt.String(u) != "") != c.changedAt {
-				t.Errorf("lastChangedAt %q", credLastChangedAt.String(u))
+			if (kinds.CredLastChangedAt.String(u) != "") != c.changedAt {
+				t.Errorf("lastChangedAt %q", kinds.CredLastChangedAt.String(u))
 			}
-			if statusBindingName.String(u) != c.binding || statusConfigMapName.String(u) != c.configMap || statusSecretName.String(u) != c.secretName {
-				t.Errorf("binding %q configMap %q secret %q", statusBindingName.String(u), statusConfigMapName.String(u), statusSecretName.String(u))
+			if kinds.StatusBindingName.String(u) != c.binding || kinds.StatusConfigMapName.String(u) != c.configMap || kinds.StatusSecretName.String(u) != c.secretName {
+				t.Errorf("binding %q configMap %q secret %q", kinds.StatusBindingName.String(u), kinds.StatusConfigMapName.String(u), kinds.StatusSecretName.String(u))
 			}
-			if statusLastHandledReconcileAt.String(u) != c.handledAt {
-				t.Errorf("lastHandledReconcileAt %q", statusLastHandledReconcileAt.String(u))
+			if kinds.StatusLastHandledReconcileAt.String(u) != c.handledAt {
+				t.Errorf("lastHandledReconcileAt %q", kinds.StatusLastHandledReconcileAt.String(u))
 			}
-			if c.revokedGone && credRevokedKeyHash.String(u) != "" {
+			if c.revokedGone && kinds.CredRevokedKeyHash.String(u) != "" {
 				t.Error("revokedKeyHash kept after a publication")
 			}
-			if statusField("url").String(u) != "cellar.example" {
-				t.Errorf("url %q", statusField("url").String(u))
+			if kinds.StatusField("url").String(u) != "cellar.example" {
+				t.Errorf("url %q", kinds.StatusField("url").String(u))
 			}
 		})
 	}
@@ -528,8 +529,8 @@ func TestCreate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, u := testResource(t, func(u *unstructured.Unstructured) {
-				specPlan.Set(u, c.plan)
-				specRegion.SetOrRemove(u, c.region)
+				kinds.SpecPlan.Set(u, c.plan)
+				kinds.SpecRegion.SetOrRemove(u, c.region)
 			})
 			r := &Reconciler{Kind: kind(t, "Azimutt"), Plans: &PlanCache{}, ResyncPeriod: time.Hour}
 			s := r.newPass(context.Background(), u)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -24,7 +25,7 @@ func (r *Reconciler) countRefresh(obj *unstructured.Unstructured) int {
 
 // addonDrift compares the add-on read at Clever Cloud with what the operator applied.
 func (r *Reconciler) addonDrift(obj *unstructured.Unstructured, a *clevercloud.Addon) *drift {
-	if plan := statusPlan.String(obj); plan != "" && a.Plan.ID != plan {
+	if plan := kinds.StatusPlan.String(obj); plan != "" && a.Plan.ID != plan {
 		return &drift{status.ReasonPlanDrift, fmt.Sprintf("add-on %s now runs plan %s (%s), not %s as applied by the operator; it was changed outside the operator", a.ID, a.Plan.Slug, a.Plan.ID, plan)}
 	}
 	if want, err := r.Kind.Region(obj); err == nil && !strings.EqualFold(want, a.Region) {
@@ -35,7 +36,7 @@ func (r *Reconciler) addonDrift(obj *unstructured.Unstructured, a *clevercloud.A
 
 // versionDrift compares the version the add-on publishes in its env with status.version.
 func versionDrift(obj *unstructured.Unstructured, env map[string]string) *drift {
-	recorded := statusVersion.String(obj)
+	recorded := kinds.StatusVersion.String(obj)
 	if recorded == "" {
 		return nil
 	}

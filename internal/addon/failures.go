@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -36,7 +37,7 @@ func (s *pass) fail(reason, msg string, cause error) error {
 	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, reason, msg) {
 		s.event(corev1.EventTypeWarning, reason, msg)
 	}
-	s.set(func(u *unstructured.Unstructured) { statusObservedGeneration.Set(u, gen) })
+	s.set(func(u *unstructured.Unstructured) { kinds.StatusObservedGeneration.Set(u, gen) })
 	if cause != nil {
 		s.log.V(1).Info("will retry", "reason", reason, "error", cause.Error())
 		return stopRetry(cause)
@@ -163,7 +164,7 @@ func (s *pass) pending(addon *clevercloud.Addon, msg string) error {
 func (s *pass) pendingFor(msg string, after time.Duration) error {
 	gen := s.obj.GetGeneration()
 	s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg)
-	s.set(func(u *unstructured.Unstructured) { statusObservedGeneration.Set(u, gen) })
+	s.set(func(u *unstructured.Unstructured) { kinds.StatusObservedGeneration.Set(u, gen) })
 	if after <= 0 {
 		return stop(ctrl.Result{Requeue: true})
 	}
@@ -211,7 +212,7 @@ func (r *Reconciler) failWrite(ctx context.Context, s *pass, err error) error {
 	}
 	switch {
 	case errors.As(err, &fe):
-		return s.fail(status.ReasonSecretConflict, fmt.Sprintf("%s; delete or rename that Secret (the operator writes the add-on's credentials there before rendering Secret %s)", fe.Error(), SecretName(obj)), nil)
+		return s.fail(status.ReasonSecretConflict, fmt.Sprintf("%s; delete or rename that Secret (the operator writes the add-on's credentials there before rendering Secret %s)", fe.Error(), kinds.SecretName(obj)), nil)
 	case apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err):
 		return s.fail(status.ReasonRenderFailed, "the add-on's credentials cannot be stored in a Secret: "+truncateMessage(err.Error(), 300), nil)
 	}

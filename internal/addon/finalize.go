@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -35,7 +36,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return nil
 	}
 	org := s.org
-	addonID := statusAddon.String(obj)
+	addonID := kinds.StatusAddon.String(obj)
 	what := addonID
 	if what == "" {
 		what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
@@ -46,9 +47,9 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 			fmt.Sprintf("Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org))
 		return r.release(ctx, s)
 	}
-	if obj.GetAnnotations()[AnnotationSkipDeprovision] == "true" {
+	if obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true" {
 		s.event(corev1.EventTypeWarning, EventAddonLeftBehind,
-			fmt.Sprintf("Annotation %s=true: add-on %s in organisation %s was NOT deleted and is still billed; delete it at Clever Cloud if it is no longer needed", AnnotationSkipDeprovision, what, org))
+			fmt.Sprintf("Annotation %s=true: add-on %s in organisation %s was NOT deleted and is still billed; delete it at Clever Cloud if it is no longer needed", kinds.AnnotationSkipDeprovision, what, org))
 		return r.release(ctx, s)
 	}
 
@@ -63,7 +64,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return err
 	}
 	api := s.api
-	if addonID != "" && statusAdopted.Bool(obj) && !r.bindingStillAllowed(s, addonID) {
+	if addonID != "" && kinds.StatusAdopted.Bool(obj) && !r.bindingStillAllowed(s, addonID) {
 		// deletionPolicy Delete on an add-on this resource bound but did not create, and
 		// neither a claim of its namespace nor its credentials allow binding it (any more):
 		// a resource never deletes an add-on it could not have bound.
@@ -71,7 +72,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 			"Add-on %s in organisation %s was bound, not created, by this resource and binding it is not allowed for namespace %s: it is kept at Clever Cloud despite deletionPolicy Delete", addonID, org, obj.GetNamespace()))
 		return r.release(ctx, s)
 	}
-	if addonID == "" && ValidOwnerID(org) {
+	if addonID == "" && kinds.ValidOwnerID(org) {
 		// Never recorded (crash after create, or created by another operator): look it up by
 		// name so a paid add-on is not leaked silently. Only a list Clever Cloud answered
 		// proves there is none: a 404 here proves nothing (wrong endpoint, proxy, incident)
@@ -92,7 +93,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 			}
 		}
 	}
-	if addonID != "" && !statusAdopted.Bool(obj) {
+	if addonID != "" && !kinds.StatusAdopted.Bool(obj) {
 		// Read before deleting: a resource restored from this one's backup (in this cluster or
 		// another) may have taken the add-on over since (takeover.go); it is then kept.
 		a, err := api.GetAddon(ctx, org, addonID)
@@ -196,7 +197,7 @@ func (s *pass) deletionWait() time.Duration {
 // deletionUnconfirmed keeps the finalizer after a 404 nothing confirmed, says so (condition
 // DeletionUnconfirmed and a Warning event when the message changes) and tries again later.
 func (s *pass) deletionUnconfirmed(msg string) error {
-	msg += fmt.Sprintf("; the resource is kept (finalizer) and the deletion retried until Clever Cloud confirms (check the API endpoint; to release it without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
+	msg += fmt.Sprintf("; the resource is kept (finalizer) and the deletion retried until Clever Cloud confirms (check the API endpoint; to release it without deleting the add-on, annotate it %s=true)", kinds.AnnotationSkipDeprovision)
 	return s.deletionWaiting(status.ReasonDeletionUnconfirmed, msg)
 }
 
@@ -242,7 +243,7 @@ func (s *pass) failDeleteAPI(err error) error {
 // failDelete reports a deletion that cannot proceed (reason DeleteFailed) and how to release
 // the resource anyway; the work queue retries with backoff.
 func (s *pass) failDelete(msg string, cause error) error {
-	msg += fmt.Sprintf(" (to release the resource without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
+	msg += fmt.Sprintf(" (to release the resource without deleting the add-on, annotate it %s=true)", kinds.AnnotationSkipDeprovision)
 	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonDeleteFailed, msg) {
 		s.event(corev1.EventTypeWarning, status.ReasonDeleteFailed, msg)
 	}

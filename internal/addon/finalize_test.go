@@ -80,7 +80,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 		{"DELETE answers 2xx", "addon_1", &deleteAPI{}, true, ""},
 		{"404 confirmed by the organisation's list", "addon_1", &deleteAPI{deleteErr: apiErr(404), list: []clevercloud.Addon{{ID: "addon_2"}}}, true, ""},
 		{"404 but the list still has it", "addon_1", &deleteAPI{deleteErr: apiErr(404), list: []clevercloud.Addon{{ID: "addon_1"}}}, false, status.ReasonDeletionUnconfirmed},
-		{"everything 404s (wrong base path)", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404), selfErr: apiErr(404)}, false, status.ReasonDeletionUnconfirmed},
+		{"everything 404s (wrong base kinds.Path)", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404), selfErr: apiErr(404)}, false, status.ReasonDeletionUnconfirmed},
 		{"organisation unknown to a reachable API", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404)}, true, ""},
 		{"404 and the list fails", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(503)}, false, status.ReasonDeletionUnconfirmed},
 		{"still provisioning (409)", "addon_1", &deleteAPI{deleteErr: apiErr(409)}, false, status.ReasonDeletionDeferred},

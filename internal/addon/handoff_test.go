@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -197,7 +198,7 @@ func TestHandoffOnlyForAFirstPublication(t *testing.T) {
 			if c.source {
 				src := &corev1.Secret{}
 				src.Namespace, src.Name = u.GetNamespace(), h.r.Kind.SourceSecretName(u.GetName())
-				src.Labels = map[string]string{LabelManagedBy: ManagedByValue}
+				src.Labels = map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue}
 				if err := h.cl.Create(context.Background(), src); err != nil {
 					t.Fatal(err)
 				}

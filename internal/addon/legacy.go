@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // Helm's ownership metadata: Helm only updates an existing object that carries it.
@@ -32,7 +34,7 @@ func (r *Reconciler) adoptLegacySecret(ctx context.Context, s *pass) error {
 	if _, fresh := r.fresh.Load(obj.GetUID()); fresh {
 		return nil // this process put the finalizer on: the Rust operator never handled it
 	}
-	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: SecretName(obj)}
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: kinds.SecretName(obj)}
 	cached := &corev1.Secret{}
 	if err := r.Client.Get(ctx, key, cached); err == nil {
 		return nil // labelled as ours: already rendered by the Helm release

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // Annotations and values that steer a resource's life (documented in docs/operator.md).
@@ -14,15 +16,15 @@ const (
 	// AnnotationPaused "true" stops every Clever Cloud write for the resource (no create, no
 	// migration, no variable push) and the Secret's re-rendering; reads go on and the existing
 	// Secret stays. Deletion is never blocked.
-	AnnotationPaused = Group + "/paused"
+	AnnotationPaused = kinds.Group + "/paused"
 	// AnnotationReconcileRequestedAt: any new value forces one immediate refresh.
-	AnnotationReconcileRequestedAt = Group + "/reconcile-requested-at"
+	AnnotationReconcileRequestedAt = kinds.Group + "/reconcile-requested-at"
 	// AnnotationResyncPeriod overrides the refresh period of one resource (Go duration, ≥ 30s).
-	AnnotationResyncPeriod = Group + "/resync-period"
+	AnnotationResyncPeriod = kinds.Group + "/resync-period"
 	// AnnotationDeletionPolicy on a Namespace sets the default policy of its resources.
-	AnnotationDeletionPolicy = Group + "/deletion-policy"
+	AnnotationDeletionPolicy = kinds.Group + "/deletion-policy"
 	// AnnotationOnAddonMissing "report" (or "recreate") overrides --on-addon-missing.
-	AnnotationOnAddonMissing = Group + "/on-addon-missing"
+	AnnotationOnAddonMissing = kinds.Group + "/on-addon-missing"
 
 	DeletionPolicyDelete = "Delete"
 	DeletionPolicyOrphan = "Orphan"
@@ -46,14 +48,14 @@ type lifecycle struct {
 
 func lifecycleOf(obj *unstructured.Unstructured) lifecycle {
 	l := lifecycle{}
-	l.bindID = specAddonID.String(obj)
+	l.bindID = kinds.SpecAddonID.String(obj)
 	ann := obj.GetAnnotations()
 	if l.bindID == "" {
-		l.bindID = ann[AnnotationAddonID]
+		l.bindID = ann[kinds.AnnotationAddonID]
 	}
-	l.observeOnly = specManagementPolicy.String(obj) == "ObserveOnly"
+	l.observeOnly = kinds.SpecManagementPolicy.String(obj) == "ObserveOnly"
 	l.paused = ann[AnnotationPaused] == "true"
-	l.deletion = specDeletionPolicy.String(obj)
+	l.deletion = kinds.SpecDeletionPolicy.String(obj)
 	if v := ann[AnnotationOnAddonMissing]; v == OnMissingRecreate || v == OnMissingReport {
 		l.onMissing = v
 	}
@@ -80,7 +82,7 @@ func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstr
 	if l.deletion == DeletionPolicyDelete || l.deletion == DeletionPolicyOrphan {
 		return l.deletion
 	}
-	if statusAdopted.Bool(obj) {
+	if kinds.StatusAdopted.Bool(obj) {
 		// Bound to an add-on this resource did not create: kept unless it says Delete.
 		return DeletionPolicyOrphan
 	}

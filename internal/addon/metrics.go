@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -31,11 +32,11 @@ var (
 
 // NewMetrics registers the engine metrics on reg (once per registry) and, when reader is
 // set, a collector of resources by kind and Ready state read from the cache on each scrape.
-func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *Metrics {
+func NewMetrics(reg prometheus.Registerer, reader client.Reader, ks []kinds.Kind) *Metrics {
 	if v, ok := metricsOnce.Load(reg); ok {
 		// Registered already (a new manager on the same registry): read the new cache.
 		m := v.(*Metrics)
-		m.resources.set(reader, kinds)
+		m.resources.set(reader, ks)
 		return m
 	}
 	m := &Metrics{
@@ -64,7 +65,7 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 			"Resources of the kinds Clever Cloud backs up whose newest backup is older than their maximum backup age (condition BackupStale=True), by kind.", []string{"kind"}, nil),
 		price: prometheus.NewDesc("clever_operator_ready_resources_price_per_hour",
 			"Sum of the hourly prices (status.price.hourly, excluding VAT) of the Ready resources, by namespace, kind and currency: what each team's add-ons cost. Multiply by 720 for the console's 30 days.", []string{"resource_namespace", "kind", "currency"}, nil)}
-	m.resources.set(reader, kinds)
+	m.resources.set(reader, ks)
 	for _, c := range []prometheus.Collector{m.TimeToReady, m.DeletionDuration, m.ReconcileErrors, m.StatusHandoffs, m.resources} {
 		_ = reg.Register(c)
 	}
@@ -76,7 +77,7 @@ func NewMetrics(reg prometheus.Registerer, reader client.Reader, kinds []Kind) *
 type resourcesCollector struct {
 	mu     sync.Mutex
 	reader client.Reader
-	kinds  []Kind
+	kinds  []kinds.Kind
 	desc   *prometheus.Desc
 	// stale counts, for the kinds Clever Cloud backs up, the resources whose BackupStale is
 	// True (per kind: the names are in the condition and the Warning event).
@@ -85,10 +86,10 @@ type resourcesCollector struct {
 	price *prometheus.Desc
 }
 
-func (c *resourcesCollector) set(reader client.Reader, kinds []Kind) {
+func (c *resourcesCollector) set(reader client.Reader, ks []kinds.Kind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reader, c.kinds = reader, kinds
+	c.reader, c.kinds = reader, ks
 }
 
 func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -99,14 +100,14 @@ func (c *resourcesCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	reader, kinds := c.reader, c.kinds
+	reader, ks := c.reader, c.kinds
 	c.mu.Unlock()
 	if reader == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, k := range kinds {
+	for _, k := range ks {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		if err := reader.List(ctx, list); err != nil {
@@ -128,8 +129,8 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 				counts[r.Status]++
 			}
 			if ok && r.Status == "True" {
-				cur := statusPriceCurrency.String(&list.Items[i])
-				if h, err := strconv.ParseFloat(statusPriceHourly.String(&list.Items[i]), 64); err == nil && cur != "" {
+				cur := kinds.StatusPriceCurrency.String(&list.Items[i])
+				if h, err := strconv.ParseFloat(kinds.StatusPriceHourly.String(&list.Items[i]), 64); err == nil && cur != "" {
 					prices[priceKey{list.Items[i].GetNamespace(), cur}] += h
 				}
 			}

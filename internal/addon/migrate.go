@@ -14,6 +14,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -36,7 +37,7 @@ type migrationState = shared.MigrationStatus
 // currentVersion is the add-on's version: as recorded in status, else from its env (every
 // migratable kind publishes a *_VERSION variable; the first in name order is used).
 func currentVersion(obj *unstructured.Unstructured, env map[string]string) string {
-	if v := statusVersion.String(obj); v != "" {
+	if v := kinds.StatusVersion.String(obj); v != "" {
 		return v
 	}
 	return envVersion(env)
@@ -102,7 +103,7 @@ func chooseMigration(addon *clevercloud.Addon, version string, want migrationTar
 // started; the old add-on keeps serving, so Ready is untouched.
 func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Addon) error {
 	obj, api, org := s.obj, s.api, s.org
-	last, hasLast := migrationOf(obj)
+	last, hasLast := kinds.MigrationOf(obj)
 	if hasLast && (last.Status == clevercloud.MigrationRunning || last.Status == clevercloud.MigrationRecovering) {
 		return r.pollMigration(ctx, s, addon, last)
 	}
@@ -221,9 +222,9 @@ func (r *Reconciler) afterMigration(ctx context.Context, s *pass, addon *cleverc
 	opts, _ := r.Kind.Options(s.obj)
 	plan := fresh.Plan.ID
 	s.set(func(u *unstructured.Unstructured) {
-		statusPlan.Set(u, plan)
+		kinds.StatusPlan.Set(u, plan)
 		if opts.Version != "" {
-			statusVersion.Set(u, opts.Version)
+			kinds.StatusVersion.Set(u, opts.Version)
 		}
 	})
 	return nil
@@ -232,7 +233,7 @@ func (r *Reconciler) afterMigration(ctx context.Context, s *pass, addon *cleverc
 // migrationReport records st and the Migrating condition, with an event (eventReason, when
 // set) if the condition's reason or message changed.
 func (s *pass) migrationReport(st migrationState, cs metav1.ConditionStatus, reason, msg, eventType, eventReason string) {
-	s.set(func(u *unstructured.Unstructured) { setMigration(u, st) })
+	s.set(func(u *unstructured.Unstructured) { kinds.SetMigration(u, st) })
 	if s.condition(status.TypeMigrating, cs, reason, msg) && eventReason != "" {
 		s.event(eventType, eventReason, msg)
 	}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -29,77 +29,19 @@ import (
 // refresh keeps the published host from status.networkGroups without a call.
 
 // NetworkGroupGVK is the NetworkGroup kind (internal/networkgroup reconciles it).
-var NetworkGroupGVK = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "NetworkGroup"}
+var NetworkGroupGVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1alpha1", Kind: "NetworkGroup"}
 
-// NetworkGroupAPI is what memberships need beyond API (*clevercloud.Client implements it).
+// NetworkGroupAPI is what kinds.Memberships need beyond API (*clevercloud.Client implements it).
 type NetworkGroupAPI interface {
 	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
 	AddNetworkGroupMember(ctx context.Context, ownerID, networkGroupID string, m clevercloud.NetworkGroupMember) error
 	RemoveNetworkGroupMember(ctx context.Context, ownerID, networkGroupID, memberID string) error
 }
 
-// privateHostKeys: the Secret key of the private host name, per provider (the prefix of the
-// provider's own ..._HOST variable).
-var privateHostKeys = map[string]string{
-	"postgresql-addon": "POSTGRESQL_ADDON_PRIVATE_HOST",
-	"mysql-addon":      "MYSQL_ADDON_PRIVATE_HOST",
-	"mongodb-addon":    "MONGODB_ADDON_PRIVATE_HOST",
-	"redis-addon":      "REDIS_PRIVATE_HOST",
-	"es-addon":         "ES_ADDON_PRIVATE_HOST",
-}
-
-// PrivateHostKey is the Secret key holding the private host name of an add-on of provider
-// ("" for a provider that cannot join a Network Group).
-func PrivateHostKey(provider string) string {
-	if _, ok := clevercloud.NetworkGroupProviders[provider]; !ok {
-		return ""
-	}
-	return privateHostKeys[provider]
-}
-
-// JoinsNetworkGroups says whether resources of the kind may have spec.networkGroups.
-func (k *Kind) JoinsNetworkGroups() bool { return k.Generic || PrivateHostKey(k.ProviderID) != "" }
-
-var (
-	specNetworkGroups   = path{"spec", "networkGroups"}
-	statusNetworkGroups = path{"status", "networkGroups"}
-)
-
-func wantedGroups(u *unstructured.Unstructured) []string {
-	v, _, _ := unstructured.NestedStringSlice(u.Object, specNetworkGroups...)
-	return v
-}
-
-func memberships(u *unstructured.Unstructured) []shared.NetworkGroupMembership {
-	raw, _, _ := unstructured.NestedSlice(u.Object, statusNetworkGroups...)
-	out := make([]shared.NetworkGroupMembership, 0, len(raw))
-	for _, r := range raw {
-		var m shared.NetworkGroupMembership
-		if obj, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func setMemberships(u *unstructured.Unstructured, ms []shared.NetworkGroupMembership) {
-	if len(ms) == 0 {
-		statusNetworkGroups.Remove(u)
-		return
-	}
-	raw := make([]any, 0, len(ms))
-	for i := range ms {
-		if obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ms[i]); err == nil {
-			raw = append(raw, obj)
-		}
-	}
-	_ = unstructured.SetNestedSlice(u.Object, raw, statusNetworkGroups...)
-}
-
-// networkGroupsPending says whether the memberships need a full pass: the spec asks for
+// networkGroupsPending says whether the kinds.Memberships need a full pass: the spec asks for
 // other groups than status holds, or the last attempt did not end with every one joined.
 func networkGroupsPending(u *unstructured.Unstructured) bool {
-	want, have := wantedGroups(u), memberships(u)
+	want, have := kinds.WantedGroups(u), kinds.Memberships(u)
 	if len(want) == 0 && len(have) == 0 {
 		return false
 	}
@@ -126,43 +68,13 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-// withPrivateHost returns data (a copy when it adds or drops the key) with the private host
-// of the first group of spec.networkGroups the add-on is a member of.
-func (k *Kind) withPrivateHost(u *unstructured.Unstructured, data map[string]string) map[string]string {
-	key := PrivateHostKey(k.Provider(u))
-	if key == "" {
-		return data
-	}
-	host := ""
-	have := memberships(u)
-	for _, ref := range wantedGroups(u) {
-		if i := slices.IndexFunc(have, func(m shared.NetworkGroupMembership) bool { return m.Ref == ref && m.PrivateHost != "" }); i >= 0 {
-			host = have[i].PrivateHost
-			break
-		}
-	}
-	if data[key] == host {
-		return data
-	}
-	out := make(map[string]string, len(data)+1)
-	for k, v := range data {
-		out[k] = v
-	}
-	if host == "" {
-		delete(out, key)
-	} else {
-		out[key] = host
-	}
-	return out
-}
-
-// syncNetworkGroups brings the add-on's memberships to spec.networkGroups (a full pass's
+// syncNetworkGroups brings the add-on's kinds.Memberships to spec.networkGroups (a full pass's
 // step, after the add-on is found and before its credentials are published). It reports in
 // status.networkGroups and the NetworkGroups condition, and returns when to look again
 // (0: nothing pending).
 func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
 	obj := s.obj
-	want, have := wantedGroups(obj), memberships(obj)
+	want, have := kinds.WantedGroups(obj), kinds.Memberships(obj)
 	if len(want) == 0 && len(have) == 0 {
 		if _, ok := status.Find(status.Conditions(obj), status.TypeNetworkGroups); ok {
 			s.removeCondition(status.TypeNetworkGroups)
@@ -172,16 +84,16 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 	provider := r.Kind.Provider(obj)
 	api, ok := s.api.(NetworkGroupAPI)
 	switch {
-	case len(want) > 0 && PrivateHostKey(provider) == "":
+	case len(want) > 0 && kinds.PrivateHostKey(provider) == "":
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, fmt.Sprintf(
-			"add-ons of provider %s cannot join a Network Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
+			"add-ons of provider %s cannot join a Network kinds.Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
 		return 0
 	case len(want) > 0 && strings.EqualFold(addon.Plan.Slug, "dev"):
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
-			"add-ons on the shared dev plan cannot join a Network Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
+			"add-ons on the shared dev plan cannot join a Network kinds.Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
 		return 0
 	case !ok:
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network Group calls")
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network kinds.Group calls")
 		return 0
 	}
 
@@ -213,10 +125,10 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		ng, err := api.GetNetworkGroup(ctx, s.org, id)
 		switch {
 		case clevercloud.IsNotFound(err):
-			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.org))
+			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network kinds.Group %s (%s) does not exist in organisation %s", id, ref, s.org))
 			continue
 		case err != nil:
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network kinds.Group %s (%s): %s", id, ref, apiMessage(err)))
 			keepPrevious(ref)
 			continue
 		}
@@ -231,10 +143,10 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 			err := api.AddNetworkGroupMember(ctx, s.org, id, clevercloud.NetworkGroupMember{
 				ID: memberID, Label: label, DomainName: clevercloud.MemberDomainName(id, memberID), Kind: clevercloud.MemberKindAddon})
 			if err != nil && !clevercloud.IsConflict(err) {
-				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, apiMessage(err)))
+				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network kinds.Group %s (%s): %s", id, ref, apiMessage(err)))
 				continue
 			}
-			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
+			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network kinds.Group %s (%s)", memberID, id, ref))
 		}
 		out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID})
 		joining = append(joining, fmt.Sprintf("%s (%s)", id, ref))
@@ -249,13 +161,13 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		}
 		err := api.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member)
 		if err != nil && !clevercloud.IsNotFound(err) {
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network kinds.Group %s: %s", m.ID, apiMessage(err)))
 			out = append(out, m)
 			continue
 		}
-		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
+		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network kinds.Group %s", m.Member, m.ID))
 	}
-	s.set(func(u *unstructured.Unstructured) { setMemberships(u, out) })
+	s.set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
 	if r.NetworkGroupChanged != nil {
 		for _, ref := range changedRefs(have, out) {
 			if !strings.HasPrefix(ref, "ng_") {
@@ -273,17 +185,17 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		return 0 // a NetworkGroup's change (watched) or the spec's wakes the resource
 	case len(joining) > 0:
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupJoining,
-			"Clever Cloud is adding the add-on to Network Group "+strings.Join(joining, ", "))
+			"Clever Cloud is adding the add-on to Network kinds.Group "+strings.Join(joining, ", "))
 		return s.networkGroupsBackoff()
 	case len(want) == 0:
 		s.removeCondition(status.TypeNetworkGroups)
 		return 0
 	}
-	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network Group "+strings.Join(joined, ", "))
+	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network kinds.Group "+strings.Join(joined, ", "))
 	return 0
 }
 
-// networkGroupsBackoff is when to look at memberships again while they do not settle: 2 s,
+// networkGroupsBackoff is when to look at kinds.Memberships again while they do not settle: 2 s,
 // growing with the time the condition has been False, up to 5 min.
 func (s *pass) networkGroupsBackoff() time.Duration {
 	c, ok := status.Find(status.Conditions(s.base), status.TypeNetworkGroups)
@@ -360,11 +272,11 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id,
 		}
 		return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("reading NetworkGroup %s: %v", ref, err)
 	}
-	if org := specOrganisation.String(ng); org != s.org {
+	if org := kinds.SpecOrganisation.String(ng); org != s.org {
 		return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s is in organisation %s, the add-on in %s: a group only takes members of its organisation", ref, org, s.org)
 	}
 	ready, _ := status.Find(status.Conditions(ng), status.TypeReady)
-	id = path{"status", "id"}.String(ng)
+	id = kinds.Path{"status", "id"}.String(ng)
 	if ready.Status != string(metav1.ConditionTrue) || id == "" || ng.GetDeletionTimestamp() != nil {
 		return "", status.ReasonNetworkGroupNotReady, fmt.Sprintf("NetworkGroup %s is not Ready yet", ref)
 	}
@@ -378,9 +290,9 @@ func leaveNetworkGroups(ctx context.Context, s *pass, api API) error {
 	if !ok {
 		return nil
 	}
-	for _, m := range memberships(s.obj) {
+	for _, m := range kinds.Memberships(s.obj) {
 		if err := nga.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
-			return fmt.Errorf("leaving Network Group %s: %w", m.ID, err)
+			return fmt.Errorf("leaving Network kinds.Group %s: %w", m.ID, err)
 		}
 	}
 	return nil
@@ -395,7 +307,7 @@ func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if slices.Contains(wantedGroups(&list.Items[i]), ng.GetName()) {
+		if slices.Contains(kinds.WantedGroups(&list.Items[i]), ng.GetName()) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -405,9 +317,9 @@ func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []
 // networkGroups is the full pass's membership step: synced, except for a resource that may
 // not change its add-on (ObserveOnly) or is paused, which keeps what status says.
 func (r *Reconciler) networkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
-	if len(wantedGroups(s.obj)) > 0 && s.life.observeOnly {
+	if len(kinds.WantedGroups(s.obj)) > 0 && s.life.observeOnly {
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
-			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network Group; remove spec.networkGroups or manage the add-on (Full)")
+			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network kinds.Group; remove spec.networkGroups or manage the add-on (Full)")
 		return 0
 	}
 	if s.life.paused {

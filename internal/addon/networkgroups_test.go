@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/api/shared"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 func ngObject(want []any, have []any, cond string) *unstructured.Unstructured {
@@ -48,14 +49,12 @@ func TestNetworkGroupsPending(t *testing.T) {
 }
 
 func TestWithPrivateHost(t *testing.T) {
-	pg, _ := KindFor(v("v1", "PostgreSql"))
-	mb, _ := KindFor(v("v1", "Metabase"))
-	generic, _ := KindFor(v("v1alpha1", "Addon"))
+	pg, mb, generic := kind(t, "PostgreSql"), kind(t, "Metabase"), kind(t, "Addon")
 	joined := ngObject([]any{"a", "b"}, []any{membership("a", "ng_1", "first.host"), membership("b", "ng_2", "second.host")}, "True")
 	data := map[string]string{"POSTGRESQL_ADDON_HOST": "h"}
 	for _, tc := range []struct {
 		name string
-		k    *Kind
+		k    *kinds.Kind
 		u    *unstructured.Unstructured
 		key  string
 		want string
@@ -64,7 +63,7 @@ func TestWithPrivateHost(t *testing.T) {
 		{"no membership", pg, ngObject(nil, nil, ""), "POSTGRESQL_ADDON_PRIVATE_HOST", ""},
 		{"kind that cannot join", mb, joined, "METABASE_PRIVATE_HOST", ""},
 	} {
-		out := tc.k.withPrivateHost(tc.u, data)
+		out := tc.k.WithPrivateHost(tc.u, data)
 		if out[tc.key] != tc.want {
 			t.Errorf("%s: %s = %q, want %q", tc.name, tc.key, out[tc.key], tc.want)
 		}
@@ -78,32 +77,32 @@ func TestWithPrivateHost(t *testing.T) {
 	// The generic kind takes the provider from spec.providerId.
 	u := ngObject([]any{"a"}, []any{membership("a", "ng_1", "r.host")}, "True")
 	u.Object["spec"].(map[string]any)["providerId"] = "redis-addon"
-	if got := generic.withPrivateHost(u, map[string]string{})["REDIS_PRIVATE_HOST"]; got != "r.host" {
+	if got := generic.WithPrivateHost(u, map[string]string{})["REDIS_PRIVATE_HOST"]; got != "r.host" {
 		t.Errorf("generic Addon of redis-addon: REDIS_PRIVATE_HOST = %q", got)
 	}
-	if PrivateHostKey("es-addon") != "ES_ADDON_PRIVATE_HOST" || PrivateHostKey("azimutt") != "" {
-		t.Error("PrivateHostKey")
+	if kinds.PrivateHostKey("es-addon") != "ES_ADDON_PRIVATE_HOST" || kinds.PrivateHostKey("azimutt") != "" {
+		t.Error("kinds.PrivateHostKey")
 	}
 	// Only the group listed first in spec.networkGroups counts, whatever status's order.
 	reordered := ngObject([]any{"b", "a"}, []any{membership("a", "ng_1", "first.host"), membership("b", "ng_2", "second.host")}, "True")
-	if got := pg.withPrivateHost(reordered, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
+	if got := pg.WithPrivateHost(reordered, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
 		t.Errorf("spec order: %q", got)
 	}
 	// A join Clever Cloud has not finished has no host yet: the next group's is published.
 	joining := ngObject([]any{"a", "b"}, []any{membership("a", "ng_1", ""), membership("b", "ng_2", "second.host")}, "False")
-	if got := pg.withPrivateHost(joining, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
+	if got := pg.WithPrivateHost(joining, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
 		t.Errorf("joining: %q", got)
 	}
 	// The key a previous pass published goes when the membership goes.
-	if _, ok := pg.withPrivateHost(ngObject(nil, nil, ""), map[string]string{"POSTGRESQL_ADDON_PRIVATE_HOST": "old"})["POSTGRESQL_ADDON_PRIVATE_HOST"]; ok {
+	if _, ok := pg.WithPrivateHost(ngObject(nil, nil, ""), map[string]string{"POSTGRESQL_ADDON_PRIVATE_HOST": "old"})["POSTGRESQL_ADDON_PRIVATE_HOST"]; ok {
 		t.Error("a stale private host is kept")
 	}
 }
 
 func TestJoinsNetworkGroups(t *testing.T) {
 	want := map[string]bool{"PostgreSql": true, "MySql": true, "MongoDb": true, "Redis": true, "ElasticSearch": true, "Addon": true}
-	for i := range Kinds {
-		k := &Kinds[i]
+	for i := range kinds.Kinds {
+		k := &kinds.Kinds[i]
 		if got := k.JoinsNetworkGroups(); got != want[k.GVK.Kind] {
 			t.Errorf("%s: JoinsNetworkGroups = %v", k.GVK.Kind, got)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -24,8 +25,8 @@ import (
 // Annotations asking for a restart of an operator add-on: any new value is acted on once,
 // and recorded in status (lastHandledRebootAt / lastHandledRebuildAt).
 const (
-	AnnotationRebootRequestedAt  = Group + "/reboot-requested-at"
-	AnnotationRebuildRequestedAt = Group + "/rebuild-requested-at"
+	AnnotationRebootRequestedAt  = kinds.Group + "/reboot-requested-at"
+	AnnotationRebuildRequestedAt = kinds.Group + "/rebuild-requested-at"
 )
 
 // Events of the operator add-ons' actions (their condition, VersionUpdate, and its reasons
@@ -69,7 +70,7 @@ func otoroshiAPI(f func(*clevercloud.OtoroshiAPI) string) func(*clevercloud.Oper
 
 // operatorKeys maps each operator add-on's Secret keys (the names its v2 env used) to the v4
 // field holding the value; a nil get means only the env has it. The Keycloak admin console
-// is Keycloak's /admin path of the access URL. Otoroshi's management API client id and
+// is Keycloak's /admin kinds.Path of the access URL. Otoroshi's management API client id and
 // secret are api.user and api.secret, which the Terraform provider publishes as
 // CC_OTOROSHI_API_CLIENT_ID / CC_OTOROSHI_API_CLIENT_SECRET
 // (pkg/resources/software/otoroshi/crud.go).
@@ -210,27 +211,27 @@ func setOperatorStatus(u *unstructured.Unstructured, info *clevercloud.OperatorI
 	if info == nil {
 		return
 	}
-	statusVersion.SetOrRemove(u, info.Version)
-	statusAccessURL.SetOrRemove(u, info.AccessURL)
+	kinds.StatusVersion.SetOrRemove(u, info.Version)
+	kinds.StatusAccessURL.SetOrRemove(u, info.AccessURL)
 	if len(info.AvailableVersions) > 0 {
-		statusAvailableVersions.Set(u, info.AvailableVersions)
+		kinds.StatusAvailableVersions.Set(u, info.AvailableVersions)
 	} else {
-		statusAvailableVersions.Remove(u)
+		kinds.StatusAvailableVersions.Remove(u)
 	}
 }
 
 // operatorAction is a restart an annotation asks for, once per value.
 type operatorAction struct {
 	annotation string
-	handled    path // where the value acted on is recorded
+	handled    kinds.Path // where the value acted on is recorded
 	event      string
 	verb       string
 	call       func(API) func(context.Context, string, string) error
 }
 
 var operatorActionList = []operatorAction{
-	{AnnotationRebootRequestedAt, statusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a API) func(context.Context, string, string) error { return a.RebootOperator }},
-	{AnnotationRebuildRequestedAt, statusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a API) func(context.Context, string, string) error { return a.RebuildOperator }},
+	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a API) func(context.Context, string, string) error { return a.RebootOperator }},
+	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a API) func(context.Context, string, string) error { return a.RebuildOperator }},
 }
 
 // requested is the annotation's value not acted on yet ("" when none).
@@ -244,7 +245,7 @@ func (a operatorAction) requested(obj *unstructured.Unstructured) string {
 
 // operatorActionsPending says whether a reboot/rebuild annotation asks for something not done
 // yet (the pass then goes to the API even when nothing else changed).
-func operatorActionsPending(k *Kind, obj *unstructured.Unstructured) bool {
+func operatorActionsPending(k *kinds.Kind, obj *unstructured.Unstructured) bool {
 	if k.Operator == "" {
 		return false
 	}
@@ -273,7 +274,7 @@ func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clever
 		handled := act.handled
 		s.set(func(u *unstructured.Unstructured) { handled.Set(u, req) })
 	}
-	want := specVersion.String(obj)
+	want := kinds.SpecVersion.String(obj)
 	if want == "" {
 		return nil
 	}
@@ -289,7 +290,7 @@ func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clever
 		return nil
 	}
 	target := fmt.Sprintf("%s@%d", want, obj.GetGeneration())
-	if statusLastVersionUpdate.String(obj) == target {
+	if kinds.StatusLastVersionUpdate.String(obj) == target {
 		return nil // asked already for this generation; wait for it
 	}
 	allowed := slices.Clone(info.AvailableVersions)
@@ -329,8 +330,8 @@ func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clever
 	}
 	version := info.Version
 	s.set(func(u *unstructured.Unstructured) {
-		statusLastVersionUpdate.Set(u, target)
-		statusVersion.Set(u, version)
+		kinds.StatusLastVersionUpdate.Set(u, target)
+		kinds.StatusVersion.Set(u, version)
 	})
 	s.condition(status.TypeVersionUpdate, metav1.ConditionTrue, status.ReasonVersionUpdated, fmt.Sprintf("version update from %s to %s requested", version, want))
 	return nil

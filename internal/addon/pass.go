@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -25,7 +26,7 @@ import (
 // happens in commit, at the end.
 type pass struct {
 	r    *Reconciler
-	kind *Kind
+	kind *kinds.Kind
 	log  logr.Logger
 
 	// obj is the working copy: every status change is applied to it at once, so later steps
@@ -64,7 +65,7 @@ type pass struct {
 	mode string
 	// soon, when positive, is when the pass wants to run again before the resync period
 	// (Network Group joins Clever Cloud has not finished); ngSynced: the pass synced the
-	// memberships.
+	// kinds.Memberships.
 	soon     time.Duration
 	ngSynced bool
 
@@ -82,20 +83,20 @@ func (r *Reconciler) newPass(ctx context.Context, obj *unstructured.Unstructured
 	return &pass{
 		r: r, kind: r.Kind, log: logr.FromContextOrDiscard(ctx),
 		obj: obj, base: obj.DeepCopy(),
-		org: specOrganisation.String(obj), life: lifecycleOf(obj),
+		org: kinds.SpecOrganisation.String(obj), life: lifecycleOf(obj),
 	}
 }
 
-// reset makes live the pass's resource and snapshot (the deletion path reads it live).
+// reset makes live the pass's resource and snapshot (the deletion kinds.Path reads it live).
 func (s *pass) reset(live *unstructured.Unstructured) {
 	s.obj, s.base = live, live.DeepCopy()
-	s.org, s.life = specOrganisation.String(live), lifecycleOf(live)
+	s.org, s.life = kinds.SpecOrganisation.String(live), lifecycleOf(live)
 }
 
 func (s *pass) now() time.Time { return s.r.now() }
 
 // requeueAfter is when a published resource is looked at again: d (the resync), sooner when
-// the pass asked for it, or in a second when memberships are pending and this pass (a wait
+// the pass asked for it, or in a second when kinds.Memberships are pending and this pass (a wait
 // or refresh pass) did not sync them: the next pass is a full one.
 func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	switch {

@@ -18,6 +18,7 @@ import (
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -127,7 +128,7 @@ const testOrg = "orga_00000000-0000-0000-0000-000000000001"
 
 // testResource is an Azimutt (no plan resolution, no migration, no v4 data): the engine's
 // generic path.
-func testResource(t *testing.T, mutate func(u *unstructured.Unstructured)) (*Kind, *unstructured.Unstructured) {
+func testResource(t *testing.T, mutate func(u *unstructured.Unstructured)) (*kinds.Kind, *unstructured.Unstructured) {
 	t.Helper()
 	k := kind(t, "Azimutt")
 	u := &unstructured.Unstructured{}
@@ -151,7 +152,7 @@ type harness struct {
 	rec                  *record.FakeRecorder
 }
 
-func newHarness(t *testing.T, k *Kind, api API, objs ...client.Object) *harness {
+func newHarness(t *testing.T, k *kinds.Kind, api API, objs ...client.Object) *harness {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := apiv1.AddToScheme(scheme); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // What each resource costs (issue #18 §5).
@@ -212,7 +213,7 @@ func setAmounts(p *shared.PriceStatus, hourly float64, currency, source string) 
 // priceDue says whether a resource's status.price should be looked up again: none yet, the
 // plan or zone changed, or older than the cache's TTL.
 func (c *PriceCache) priceDue(obj *unstructured.Unstructured, planID, zone string) bool {
-	m, ok := statusPrice.Map(obj)
+	m, ok := kinds.StatusPrice.Map(obj)
 	if !ok {
 		return true
 	}
@@ -233,7 +234,7 @@ func (r *Reconciler) recordPrice(ctx context.Context, s *pass, zone string) {
 	if r.Prices == nil {
 		return
 	}
-	planID := statusPlan.String(s.obj)
+	planID := kinds.StatusPlan.String(s.obj)
 	if planID == "" || zone == "" || !r.Prices.priceDue(s.obj, planID, zone) {
 		return
 	}
@@ -242,7 +243,7 @@ func (r *Reconciler) recordPrice(ctx context.Context, s *pass, zone string) {
 	if err != nil {
 		return
 	}
-	s.set(func(u *unstructured.Unstructured) { statusPrice.Set(u, m) })
+	s.set(func(u *unstructured.Unstructured) { kinds.StatusPrice.Set(u, m) })
 }
 
 // pricePer30Days is "19.50 EUR" for a plan, "" when it cannot be had (for events).

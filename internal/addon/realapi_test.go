@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -65,7 +66,7 @@ func TestOperatorData(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range Kinds {
+	for _, k := range kinds.Kinds {
 		if k.Operator != "" && (operatorKeys[k.Operator] == nil || operatorRequired[k.Operator] == nil) {
 			t.Errorf("%s: no key table for %s", k.GVK.Kind, k.Operator)
 		}
@@ -104,7 +105,7 @@ func TestMatchVersion(t *testing.T) {
 		k := kind(t, c.kind)
 		got, err := matchVersion(k, k.VersionCode(c.code), c.announced)
 		if c.wantErr != "" {
-			var se *SpecError
+			var se *kinds.SpecError
 			if !errors.As(err, &se) || se.Reason != status.ReasonVersionNotAvailable || !strings.Contains(se.Msg, c.wantErr) {
 				t.Errorf("%s %d: err %v, want VersionNotAvailable containing %q", c.kind, c.code, err, c.wantErr)
 			}
@@ -169,7 +170,7 @@ func TestConfirmGone(t *testing.T) {
 		{"list answers without the add-on", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_other"}}}, true, "list"},
 		{"list still has it (the 404 was not Clever Cloud's)", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_1"}}}, false, "list"},
 		{"list has it by realId", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_x", RealID: "addon_1"}}}, false, "list"},
-		{"everything 404s (wrong path, proxy)", &confirmAPI{listErr: apiErr(404), selfErr: apiErr(404)}, false, "list,self"},
+		{"everything 404s (wrong kinds.Path, proxy)", &confirmAPI{listErr: apiErr(404), selfErr: apiErr(404)}, false, "list,self"},
 		{"organisation unknown to a real API", &confirmAPI{listErr: apiErr(404)}, true, "list,self"},
 		{"list fails", &confirmAPI{listErr: apiErr(503)}, false, "list"},
 		{"list unauthorised", &confirmAPI{listErr: apiErr(401)}, false, "list"},

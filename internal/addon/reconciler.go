@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/tracing"
@@ -54,7 +55,7 @@ const (
 
 // Reconciler is the generic provisioning engine for one kind.
 type Reconciler struct {
-	Kind        *Kind
+	Kind        *kinds.Kind
 	Client      client.Client // the manager's (cached) client
 	APIReader   client.Reader // live reads, used before any irreversible call
 	Recorder    record.EventRecorder
@@ -422,7 +423,7 @@ func (r *Reconciler) connect(ctx context.Context, s *pass) error {
 	if deleting {
 		// Never call the API with credentials that do not allow the resource, and never
 		// release it silently: it stays Terminating until they do, or until told.
-		hint = fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the add-on (to release it without deleting the add-on, annotate it %s=true)", AnnotationSkipDeprovision)
+		hint = fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the add-on (to release it without deleting the add-on, annotate it %s=true)", kinds.AnnotationSkipDeprovision)
 	}
 	g, err := r.Credentials.Resolve(ctx, s.obj)
 	if err != nil {
@@ -456,8 +457,8 @@ const (
 // add-on is ready, its credentials are published and no periodic refresh is due; refreshDue
 // when only the period elapsed.
 func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (passMode, time.Duration) {
-	addonID := statusAddon.String(obj)
-	og := statusObservedGeneration.Int64(obj)
+	addonID := kinds.StatusAddon.String(obj)
+	og := kinds.StatusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
 	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) ||
 		(r.Kind.JoinsNetworkGroups() && networkGroupsPending(obj)) {
@@ -468,7 +469,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 		return fullPass, 0
 	}
 	if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
-		if statusLastHandledReconcileAt.String(obj) != requested {
+		if kinds.StatusLastHandledReconcileAt.String(obj) != requested {
 			return refreshDue, 0
 		}
 	}
@@ -564,7 +565,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 // provision is the full pass: find or create the add-on, record it, migrate it or act on
 // it, read its credentials and publish them.
 func (r *Reconciler) provision(ctx context.Context, s *pass) error {
-	if !ValidOwnerID(s.org) {
+	if !kinds.ValidOwnerID(s.org) {
 		return s.fail(status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", s.org), nil)
 	}
 	if err := r.connect(ctx, s); err != nil {
@@ -581,7 +582,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 			return err // a refusal already reported (BindingNotAllowed, AddonClaimed, ...)
 		}
 		if clevercloud.IsNotFound(err) && l.bindID != "" {
-			return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, AnnotationAddonID, s.org), nil)
+			return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("add-on %s (spec.addonId or the %s annotation) does not exist in organisation %s", l.bindID, kinds.AnnotationAddonID, s.org), nil)
 		}
 		return s.failAPI("looking up the add-on", err)
 	}
@@ -648,15 +649,15 @@ func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, with
 	id, plan := addon.ID, addon.Plan.ID
 	return func(u *unstructured.Unstructured) {
 		if adopted {
-			statusAdopted.Set(u, true)
+			kinds.StatusAdopted.Set(u, true)
 		} else {
-			statusAdopted.Remove(u)
+			kinds.StatusAdopted.Remove(u)
 		}
-		statusAddon.Set(u, id)
-		statusPlan.Set(u, plan)
-		statusSecretName.SetOrRemove(u, secretName)
+		kinds.StatusAddon.Set(u, id)
+		kinds.StatusPlan.Set(u, plan)
+		kinds.StatusSecretName.SetOrRemove(u, secretName)
 		if withVersion && version != "" {
-			statusVersion.Set(u, version)
+			kinds.StatusVersion.Set(u, version)
 		}
 	}
 }
@@ -665,7 +666,7 @@ func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, with
 // ObserveOnly never creates (AddonNotFound), an add-on deleted out of band under the report
 // policy is reported (AddonMissing), and a paused resource waits.
 func (r *Reconciler) mayCreate(s *pass) error {
-	prev := statusAddon.String(s.obj)
+	prev := kinds.StatusAddon.String(s.obj)
 	switch {
 	case s.life.observeOnly:
 		return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(s.obj.GetUID())), s.org), nil)
@@ -710,7 +711,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 	if err != nil {
 		return nil, "", s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
-	if prev := statusAddon.String(obj); prev != "" {
+	if prev := kinds.StatusAddon.String(obj); prev != "" {
 		s.event(corev1.EventTypeWarning, EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
 	}
 	addon, err := api.CreateAddon(ctx, s.org, clevercloud.CreateOpts{
@@ -729,7 +730,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 // failSpecOrAPI reports a SpecError with its reason (def unless it names one), any other
 // error as an API error met while doing.
 func (s *pass) failSpecOrAPI(err error, def, doing string) error {
-	var se *SpecError
+	var se *kinds.SpecError
 	if errors.As(err, &se) {
 		return s.fail(specErrorReason(se, def), se.Msg, nil)
 	}
@@ -749,7 +750,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	// operator's signature verifies and its add-on is the one status records (status is
 	// written by the operator alone). Anything else takes the full pass, which finds the
 	// add-on from status and the binding rules and writes the source Secret again.
-	addonID, realID := src.Annotations[AnnotationAddonID], src.Annotations[AnnotationRealID]
+	addonID, realID := src.Annotations[kinds.AnnotationAddonID], src.Annotations[AnnotationRealID]
 	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || !r.trustedSource(obj, src) {
 		return nil
 	}
@@ -757,19 +758,19 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		return err
 	}
 	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
-	forced := requested != "" && requested != statusLastHandledReconcileAt.String(obj)
+	forced := requested != "" && requested != kinds.StatusLastHandledReconcileAt.String(obj)
 	n := r.countRefresh(obj)
-	read := r.Kind.refreshReadFor(n)
+	read := r.Kind.RefreshReadFor(n)
 	if forced {
-		read = readEnv
+		read = kinds.ReadEnv
 	}
-	if read == readBackups && realID != "" {
+	if read == kinds.ReadBackups && realID != "" {
 		// Kinds Clever Cloud backs up read their backups list every third period (backups.go);
 		// BackupStale is evaluated on what it answers.
 		return r.refreshBackups(ctx, s, realID)
 	}
 	s.reportBackupStale() // the other reads: from status.backups, no call
-	if read != readEnv {
+	if read != kinds.ReadEnv {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
 		a, err := s.api.GetAddon(ctx, s.org, addonID)
@@ -779,7 +780,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		case err != nil:
 			return s.failAPI("refreshing the add-on", err)
 		}
-		if !statusAdopted.Bool(obj) {
+		if !kinds.StatusAdopted.Bool(obj) {
 			if err := r.refuseIfManagedElsewhere(s, a); err != nil {
 				return err
 			}
@@ -827,7 +828,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if err := r.adoptLegacySecret(ctx, s); err != nil {
 		return err
 	}
-	data = r.Kind.withPrivateHost(obj, data)
+	data = r.Kind.WithPrivateHost(obj, data)
 	r.openHandoff(ctx, s)
 	if err := r.writeSource(ctx, s, addonID, realID, data); err != nil {
 		return r.failWrite(ctx, s, err)
@@ -839,7 +840,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
 	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
-		if og := statusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
+		if og := kinds.StatusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 	}
@@ -861,7 +862,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 }
 
 // published is the status of a resource whose credentials were just published.
-func published(k *Kind, p Publication, data map[string]string, info *clevercloud.OperatorInfo, gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
+func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info *clevercloud.OperatorInfo, gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
 	hash := CredentialsHash(data)
 	urls := map[string]string{}
 	for field, env := range k.URLStatus {
@@ -872,20 +873,20 @@ func published(k *Kind, p Publication, data map[string]string, info *clevercloud
 	return func(u *unstructured.Unstructured) {
 		setOperatorStatus(u, info)
 		for field, v := range urls {
-			statusField(field).Set(u, v)
+			kinds.StatusField(field).Set(u, v)
 		}
-		statusSecretName.SetOrRemove(u, p.SecretName)
-		statusConfigMapName.SetOrRemove(u, p.ConfigMapName)
+		kinds.StatusSecretName.SetOrRemove(u, p.SecretName)
+		kinds.StatusConfigMapName.SetOrRemove(u, p.ConfigMapName)
 		if p.BindingName != "" {
-			statusBindingName.Set(u, p.BindingName)
+			kinds.StatusBindingName.Set(u, p.BindingName)
 		} else {
-			statusBinding.Remove(u)
+			kinds.StatusBinding.Remove(u)
 		}
 		recordCredentials(u, hash, now)
-		credRevokedKeyHash.Remove(u)
-		statusObservedGeneration.Set(u, gen)
+		kinds.CredRevokedKeyHash.Remove(u)
+		kinds.StatusObservedGeneration.Set(u, gen)
 		if requested != "" {
-			statusLastHandledReconcileAt.Set(u, requested)
+			kinds.StatusLastHandledReconcileAt.Set(u, requested)
 		}
 	}
 }
@@ -906,8 +907,8 @@ func envToMap(env []clevercloud.Variable) map[string]string {
 // not create. The name lookup is skipped on a first pass (nothing can carry the name yet).
 func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon, bool, error) {
 	obj, api, org, l := s.obj, s.api, s.org, s.life
-	id := statusAddon.String(obj)
-	wasAdopted := statusAdopted.Bool(obj)
+	id := kinds.StatusAddon.String(obj)
+	wasAdopted := kinds.StatusAdopted.Bool(obj)
 	if id == "" && l.bindID != "" {
 		a, err := api.GetAddon(ctx, org, l.bindID)
 		if err != nil {
@@ -961,7 +962,7 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 	for i := range list {
 		if id != "" && list[i].ID == id {
 			// The organisation lists the add-on its GET said was not found: that 404 was not
-			// Clever Cloud's (proxy, wrong path, incident). Use it; never create a second one.
+			// Clever Cloud's (proxy, wrong kinds.Path, incident). Use it; never create a second one.
 			return &list[i], wasAdopted, nil
 		}
 	}
@@ -1025,7 +1026,7 @@ func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID s
 // pendingMessage says why an add-on's env cannot be published yet ("" when it can): variables
 // announced in its configKeys are missing, or it still shows the key the last rotation
 // revoked.
-func pendingMessage(k *Kind, obj *unstructured.Unstructured, addonID string, configKeys []string, data map[string]string) string {
+func pendingMessage(k *kinds.Kind, obj *unstructured.Unstructured, addonID string, configKeys []string, data map[string]string) string {
 	missing := 0
 	for _, key := range configKeys {
 		if _, ok := data[key]; !ok {

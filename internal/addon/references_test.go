@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -41,11 +42,11 @@ func TestMayReference(t *testing.T) {
 		{"Cellar of a CellarBucket, not recorded here", Reference{What: ReferenceAddon, ID: "addon_c", Organisation: "orga_a", Namespace: "team-b", Field: "spec.cellar.addonId"}, none, false,
 			[]string{"add-on addon_c in organisation orga_a (spec.cellar.addonId)", "namespace team-b", "no Cellar of the namespace records it", "spec.binding"}},
 		{"Cellar of a CellarBucket, recorded here", Reference{What: ReferenceAddon, ID: "addon_c", Namespace: "team-a", Field: "spec.cellar.addonId", CreatedHere: true}, none, true, nil},
-		{"Network Group of another namespace", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Organisation: "orga_a", Namespace: "team-b", Field: "spec.networkGroups"}, none, false,
-			[]string{"Network Group ng_a in organisation orga_a (spec.networkGroups)", "namespace team-b", "no NetworkGroup of the namespace records it", "binding.any"}},
-		{"Network Group recorded here", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-a", CreatedHere: true}, none, true, nil},
-		{"Network Group, binding.any", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, any, true, nil},
-		{"Network Group, listed", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, listed, true, nil},
+		{"Network kinds.Group of another namespace", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Organisation: "orga_a", Namespace: "team-b", Field: "spec.networkGroups"}, none, false,
+			[]string{"Network kinds.Group ng_a in organisation orga_a (spec.networkGroups)", "namespace team-b", "no NetworkGroup of the namespace records it", "binding.any"}},
+		{"Network kinds.Group recorded here", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-a", CreatedHere: true}, none, true, nil},
+		{"Network kinds.Group, binding.any", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, any, true, nil},
+		{"Network kinds.Group, listed", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, listed, true, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestMayReference(t *testing.T) {
 // TestRecordedIn: the evidence that a namespace created an object is a resource of that
 // namespace recording its id in status, never in spec, never in another namespace.
 func TestRecordedIn(t *testing.T) {
-	cellar := schema.GroupVersionKind{Group: Group, Version: "v1", Kind: "Cellar"}
+	cellar := schema.GroupVersionKind{Group: kinds.Group, Version: "v1", Kind: "Cellar"}
 	scheme := runtime.NewScheme()
 	for _, gvk := range []schema.GroupVersionKind{cellar, NetworkGroupGVK} {
 		scheme.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})

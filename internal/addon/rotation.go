@@ -18,19 +18,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // Rotation and rollout annotations.
 const (
 	// AnnotationRotateRequestedAt on a resource asks Clever Cloud to regenerate the add-on's
 	// credentials (any new value, e.g. a timestamp), for the kinds whose API allows it.
-	AnnotationRotateRequestedAt = Group + "/rotate-requested-at"
+	AnnotationRotateRequestedAt = kinds.Group + "/rotate-requested-at"
 	// AnnotationRolloutOnSecretChange on a Deployment or StatefulSet lists (comma-separated)
 	// the credentials Secrets whose change restarts its pods.
-	AnnotationRolloutOnSecretChange = Group + "/rollout-on-secret-change"
+	AnnotationRolloutOnSecretChange = kinds.Group + "/rollout-on-secret-change"
 	// PodTemplateHashPrefix prefixes the pod-template annotation the operator bumps, one per
 	// Secret: credentials.api.clever-cloud.com/<secret name> = <credentials hash>.
-	PodTemplateHashPrefix = "credentials." + Group + "/"
+	PodTemplateHashPrefix = "credentials." + kinds.Group + "/"
 )
 
 // Events of rotation and rollout.
@@ -53,21 +55,21 @@ var workloadKinds = []schema.GroupVersionKind{
 // recordCredentials updates status.credentials for the published data: hash, lastChangedAt
 // when it changed; the first publication is the rollout baseline (nothing to restart).
 func recordCredentials(u *unstructured.Unstructured, hash string, now time.Time) {
-	prev := credHash.String(u)
+	prev := kinds.CredHash.String(u)
 	if prev == hash {
 		return
 	}
-	credHash.Set(u, hash)
-	credLastChangedAt.Set(u, now.UTC().Format(time.RFC3339))
+	kinds.CredHash.Set(u, hash)
+	kinds.CredLastChangedAt.Set(u, now.UTC().Format(time.RFC3339))
 	if prev == "" {
-		credRolledOutHash.Set(u, hash)
+		kinds.CredRolledOutHash.Set(u, hash)
 	}
 }
 
 // rolloutDue says whether the credentials changed since the workloads were last restarted.
 func rolloutDue(obj *unstructured.Unstructured) bool {
-	h := credHash.String(obj)
-	return h != "" && h != credRolledOutHash.String(obj)
+	h := kinds.CredHash.String(obj)
+	return h != "" && h != kinds.CredRolledOutHash.String(obj)
 }
 
 // rollout restarts the opted-in workloads once the Helm side has published the new
@@ -75,7 +77,7 @@ func rolloutDue(obj *unstructured.Unstructured) bool {
 // Cloud call.
 func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 	obj := s.obj
-	hash := credHash.String(obj)
+	hash := kinds.CredHash.String(obj)
 	p := r.Kind.PublicationFor(obj)
 	if !p.Disabled {
 		sec := &corev1.Secret{}
@@ -92,7 +94,7 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 			s.event(corev1.EventTypeNormal, EventRolloutTriggered, fmt.Sprintf("Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", ")))
 		}
 	}
-	s.set(func(u *unstructured.Unstructured) { credRolledOutHash.Set(u, hash) })
+	s.set(func(u *unstructured.Unstructured) { kinds.CredRolledOutHash.Set(u, hash) })
 	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
 }
 
@@ -112,7 +114,7 @@ func PodTemplateAnnotation(secretName string) string {
 // uncached: it happens only when credentials change.
 func (r *Reconciler) restartWorkloads(ctx context.Context, obj *unstructured.Unstructured, secretName, hash string) ([]string, error) {
 	var sel labels.Selector
-	if ro := secretSpecOf(obj).Rollout; ro != nil && len(ro.MatchLabels) > 0 {
+	if ro := kinds.SecretSpecOf(obj).Rollout; ro != nil && len(ro.MatchLabels) > 0 {
 		sel = labels.SelectorFromSet(ro.MatchLabels)
 	}
 	key := PodTemplateAnnotation(secretName)
@@ -154,7 +156,7 @@ func listsName(list, name string) bool {
 // rotationRequested says whether the rotate-requested-at annotation has a value not acted on.
 func rotationRequested(obj *unstructured.Unstructured) bool {
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	return req != "" && req != credLastRotationRequest.String(obj)
+	return req != "" && req != kinds.CredLastRotationRequest.String(obj)
 }
 
 // rotate acts on a rotate-requested-at annotation: for the kinds whose API can regenerate
@@ -168,7 +170,7 @@ func rotationRequested(obj *unstructured.Unstructured) bool {
 func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	obj := s.obj
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	record := func() { s.set(func(u *unstructured.Unstructured) { credLastRotationRequest.Set(u, req) }) }
+	record := func() { s.set(func(u *unstructured.Unstructured) { kinds.CredLastRotationRequest.Set(u, req) }) }
 	switch {
 	case s.life.paused:
 		return nil // acted on once the resource is resumed
@@ -204,14 +206,14 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[AnnotationRealID]); err != nil {
 		if revoked != "" {
 			// Not renewed: the key in use stays valid and must stay publishable.
-			s.set(func(u *unstructured.Unstructured) { credRevokedKeyHash.Remove(u) })
+			s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Remove(u) })
 		}
 		return s.failAPI("regenerating the add-on's credentials", err)
 	}
 	if revoked != "" {
-		s.set(func(u *unstructured.Unstructured) { credRevokedKeyHash.Set(u, revoked) })
+		s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Set(u, revoked) })
 	}
-	s.event(corev1.EventTypeNormal, EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[AnnotationAddonID], req))
+	s.event(corev1.EventTypeNormal, EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[kinds.AnnotationAddonID], req))
 	record()
 	return r.provision(ctx, s)
 }
@@ -223,7 +225,7 @@ var RotatedKeys = map[string][]string{
 }
 
 // revokedKeyHash is a hash of the credentials a renewal revokes ("" when there are none).
-func revokedKeyHash(k *Kind, data map[string]string) string {
+func revokedKeyHash(k *kinds.Kind, data map[string]string) string {
 	keys := RotatedKeys[k.GVK.Kind]
 	sub := make(map[string]string, len(keys))
 	for _, key := range keys {
@@ -239,8 +241,8 @@ func revokedKeyHash(k *Kind, data map[string]string) string {
 
 // staleAfterRotation says whether data still carries credentials a renewal revoked: such a
 // read is stale and must not be published.
-func staleAfterRotation(k *Kind, obj *unstructured.Unstructured, data map[string]string) bool {
-	revoked := credRevokedKeyHash.String(obj)
+func staleAfterRotation(k *kinds.Kind, obj *unstructured.Unstructured, data map[string]string) bool {
+	revoked := kinds.CredRevokedKeyHash.String(obj)
 	return revoked != "" && revokedKeyHash(k, data) == revoked
 }
 

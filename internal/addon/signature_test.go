@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // A Secret the operator signed verifies only as written: any change a namespace editor can
@@ -13,7 +15,7 @@ import (
 func TestSecretVerified(t *testing.T) {
 	signed := func() *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "db-postgresql-source",
-			Annotations: map[string]string{AnnotationAddonID: "addon_b", AnnotationRealID: "postgresql_b"}},
+			Annotations: map[string]string{kinds.AnnotationAddonID: "addon_b", AnnotationRealID: "postgresql_b"}},
 			Data: map[string][]byte{"POSTGRESQL_ADDON_PASSWORD": []byte("pw")}}
 		SignSecret(testClaimKey, s)
 		return s
@@ -22,7 +24,7 @@ func TestSecretVerified(t *testing.T) {
 		t.Fatal("the operator's own Secret does not verify")
 	}
 	for name, edit := range map[string]func(*corev1.Secret){
-		"another add-on id":  func(s *corev1.Secret) { s.Annotations[AnnotationAddonID] = "addon_a" },
+		"another add-on id":  func(s *corev1.Secret) { s.Annotations[kinds.AnnotationAddonID] = "addon_a" },
 		"another real id":    func(s *corev1.Secret) { s.Annotations[AnnotationRealID] = "postgresql_a" },
 		"changed data":       func(s *corev1.Secret) { s.Data["POSTGRESQL_ADDON_PASSWORD"] = []byte("other") },
 		"added data":         func(s *corev1.Secret) { s.Data["X"] = []byte("1") },

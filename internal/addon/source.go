@@ -20,14 +20,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // AnnotationCredentialsHash is a content hash of the published credentials (no values).
-const AnnotationCredentialsHash = Group + "/credentials-hash"
+const AnnotationCredentialsHash = kinds.Group + "/credentials-hash"
 
 // AnnotationRealID records the add-on's provider-side id (the config-provider endpoints and
 // the periodic refresh need it without another lookup).
-const AnnotationRealID = Group + "/real-id"
+const AnnotationRealID = kinds.Group + "/real-id"
 
 // AnnotationSignature is the operator's signature of a Secret it writes and reads back (the
 // source Secrets, the CellarBuckets' Secrets): an HMAC, with the operator's claim key, of
@@ -37,7 +38,7 @@ const AnnotationRealID = Group + "/real-id"
 // when its signature verifies (SecretVerified), so a forged add-on id, real id or data is
 // never acted on, and a Secret a tenant labels as the operator's costs the cache its
 // metadata only (docs/security.md, "Threat model").
-const AnnotationSignature = Group + "/signature"
+const AnnotationSignature = kinds.Group + "/signature"
 
 const signatureVersion = "v1"
 
@@ -65,7 +66,7 @@ func SecretVerified(key []byte, sec *corev1.Secret) bool {
 	if !ok {
 		return false
 	}
-	want := SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
+	want := SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[kinds.AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
 	return hmac.Equal([]byte(sig), []byte(want))
 }
 
@@ -105,7 +106,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		cur.OwnerReferences, readopted = withoutController(cur.OwnerReferences), true
 	}
 	if exists && !readopted && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
-		cur.Annotations[AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID &&
+		cur.Annotations[kinds.AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID &&
 		cur.Annotations[AnnotationSignature] == sig {
 		return nil
 	}
@@ -113,8 +114,8 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	if exists {
 		sec = cur.DeepCopy()
 	}
-	sec.Labels = mergeMaps(sec.Labels, map[string]string{LabelManagedBy: ManagedByValue, LabelRole: RoleSource, LabelKind: r.Kind.Lower()})
-	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash, AnnotationSignature: sig})
+	sec.Labels = mergeMaps(sec.Labels, map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: r.Kind.Lower()})
+	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{kinds.AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash, AnnotationSignature: sig})
 	sec.Type = corev1.SecretTypeOpaque
 	sec.Data = make(map[string][]byte, len(data))
 	for k, v := range data {
@@ -134,7 +135,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 				return nil
 			}
 		}
-		s.event(corev1.EventTypeNormal, EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, SecretName(obj)))
+		s.event(corev1.EventTypeNormal, EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, kinds.SecretName(obj)))
 		return nil
 	}
 	if err := r.Client.Create(ctx, sec); err != nil {
@@ -143,8 +144,8 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	// An add-on this operator created was announced by AddonCreated, and Ready says when its
 	// credentials are out: one event per new resource. One it bound or found by name says
 	// here where its credentials went.
-	if statusAdopted.Bool(obj) {
-		s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, SecretName(obj)))
+	if kinds.StatusAdopted.Bool(obj) {
+		s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, kinds.SecretName(obj)))
 	}
 	return nil
 }
@@ -185,10 +186,10 @@ func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstruc
 // and is left alone.
 func ownSourceSecret(sec *corev1.Secret, obj *unstructured.Unstructured, kind string) bool {
 	l := sec.GetLabels()
-	if l[LabelManagedBy] != ManagedByValue || l[LabelRole] != RoleSource {
+	if l[kinds.LabelManagedBy] != kinds.ManagedByValue || l[kinds.LabelRole] != kinds.RoleSource {
 		return false
 	}
-	if k, ok := l[LabelKind]; ok && k != kind {
+	if k, ok := l[kinds.LabelKind]; ok && k != kind {
 		return false
 	}
 	owner := metav1.GetControllerOf(sec)
@@ -266,7 +267,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unst
 // add-on obj's status records: its signature verifies and its add-on id is status.addon
 // (status is written by the operator alone). Its ids are used only then.
 func (r *Reconciler) trustedSource(obj *unstructured.Unstructured, src *corev1.Secret) bool {
-	return src.Annotations[AnnotationAddonID] == statusAddon.String(obj) && SecretVerified(r.ClaimKey, src)
+	return src.Annotations[kinds.AnnotationAddonID] == kinds.StatusAddon.String(obj) && SecretVerified(r.ClaimKey, src)
 }
 
 // SignSecret sets sec's signature for its namespace, name, addon-id and real-id annotations
@@ -275,5 +276,5 @@ func SignSecret(key []byte, sec *corev1.Secret) {
 	if sec.Annotations == nil {
 		sec.Annotations = map[string]string{}
 	}
-	sec.Annotations[AnnotationSignature] = SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
+	sec.Annotations[AnnotationSignature] = SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[kinds.AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
 }

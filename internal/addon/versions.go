@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -32,7 +33,7 @@ func (r *Reconciler) options(ctx context.Context, s *pass, planID string, creati
 		if !creating {
 			return o, nil
 		}
-		return o, r.Kind.dropDedicatedOptions(&o, pl.Slug)
+		return o, r.Kind.DropDedicatedOptions(&o, pl.Slug)
 	}
 	info, err := r.Plans.ProviderInfo(ctx, api, key, r.Kind.ProviderID)
 	if err != nil {
@@ -48,15 +49,15 @@ func (r *Reconciler) options(ctx context.Context, s *pass, planID string, creati
 
 // matchVersion finds the announced version whose digits are the spec's code ("8.4" for 84,
 // "7.2.4" for 724, "17" for 17).
-func matchVersion(k *Kind, want string, info *clevercloud.ProviderInfo) (string, error) {
+func matchVersion(k *kinds.Kind, want string, info *clevercloud.ProviderInfo) (string, error) {
 	announced := info.Versions()
 	if len(announced) == 0 || want == "" {
 		return want, nil
 	}
-	code, _ := versionCodeOf(want)
+	code, _ := kinds.VersionCodeOf(want)
 	codes := make([]string, 0, len(announced))
 	for _, a := range announced {
-		c, ok := versionCodeOf(a)
+		c, ok := kinds.VersionCodeOf(a)
 		if ok && c == code {
 			return a, nil
 		}
@@ -66,7 +67,7 @@ func matchVersion(k *Kind, want string, info *clevercloud.ProviderInfo) (string,
 			codes = append(codes, a)
 		}
 	}
-	return want, &SpecError{Reason: status.ReasonVersionNotAvailable, Msg: fmt.Sprintf(
+	return want, &kinds.SpecError{Reason: status.ReasonVersionNotAvailable, Msg: fmt.Sprintf(
 		"spec.options.version %d (%s) is not offered by Clever Cloud for %s; available: %s (as announced by GET /v4/addon-providers/%s)",
 		code, want, k.ProviderID, strings.Join(codes, ", "), k.ProviderID)}
 }
@@ -75,7 +76,7 @@ func matchVersion(k *Kind, want string, info *clevercloud.ProviderInfo) (string,
 // version and encryption Clever Cloud does not take from the spec: no VersionDrift is
 // reported for it.
 func (r *Reconciler) sharedPlanApplied(ctx context.Context, s *pass) bool {
-	planID := statusPlan.String(s.obj)
+	planID := kinds.StatusPlan.String(s.obj)
 	if planID == "" || r.Plans == nil {
 		return false
 	}
@@ -84,7 +85,7 @@ func (r *Reconciler) sharedPlanApplied(ctx context.Context, s *pass) bool {
 }
 
 // specErrorReason is the condition reason of a SpecError (InvalidSpec unless it names one).
-func specErrorReason(se *SpecError, def string) string {
+func specErrorReason(se *kinds.SpecError, def string) string {
 	if se.Reason != "" {
 		return se.Reason
 	}

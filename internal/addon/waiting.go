@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -341,8 +342,8 @@ func (b *waitBoard) lookup(s *pass) *waiter {
 		return nil
 	}
 	a, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
-	if w.generation != s.obj.GetGeneration() || statusObservedGeneration.Int64(s.obj) != w.generation ||
-		statusAddon.String(s.obj) != w.addonID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
+	if w.generation != s.obj.GetGeneration() || kinds.StatusObservedGeneration.Int64(s.obj) != w.generation ||
+		kinds.StatusAddon.String(s.obj) != w.addonID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
 		w.annotations != annotationsKey(s.obj) || w.credKey != s.key || w.org != s.org || s.life.observeOnly || s.life.paused {
 		b.removeLocked(w.uid)
 		return nil
@@ -484,5 +485,5 @@ func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waiter) error {
 // variables missing (no rotation under way).
 func (r *Reconciler) waitable(s *pass, addon *clevercloud.Addon, created time.Time) bool {
 	return r.Kind.Operator == "" && !r.Kind.ConfigProvider && len(addon.ConfigKeys) > 0 &&
-		credRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < maxWaiterAge
+		kinds.CredRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < maxWaiterAge
 }

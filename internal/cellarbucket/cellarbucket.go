@@ -34,16 +34,17 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Finalizer keeps a CellarBucket until its bucket is dealt with.
-const Finalizer = addon.Group + "/cellarbucket"
+const Finalizer = kinds.Group + "/cellarbucket"
 
 // AnnotationDeleteContents asks the operator to delete a bucket's objects when the resource
 // is deleted under deletionPolicy Delete.
-const AnnotationDeleteContents = addon.Group + "/delete-bucket-contents"
+const AnnotationDeleteContents = kinds.Group + "/delete-bucket-contents"
 
 // Reasons (conditions and events).
 const (
@@ -71,9 +72,9 @@ const (
 )
 
 // GVK is the CellarBucket kind.
-var GVK = schema.GroupVersionKind{Group: addon.Group, Version: "v1alpha1", Kind: "CellarBucket"}
+var GVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1alpha1", Kind: "CellarBucket"}
 
-var cellarGVK = schema.GroupVersionKind{Group: addon.Group, Version: "v1", Kind: "Cellar"}
+var cellarGVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1", Kind: "Cellar"}
 
 // Reconciler reconciles CellarBucket resources.
 type Reconciler struct {
@@ -176,7 +177,7 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		if ready.Status != string(metav1.ConditionTrue) {
 			return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s is not Ready yet", name), nil
 		}
-		kind, _ := addon.KindFor(cellarGVK)
+		kind, _ := kinds.KindFor(cellarGVK)
 		src := &corev1.Secret{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: kind.SourceSecretName(name)}, src); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -384,7 +385,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, obj *unstructured.Unstruct
 		if sec.Labels == nil {
 			sec.Labels = map[string]string{}
 		}
-		sec.Labels[addon.LabelManagedBy] = addon.ManagedByValue
+		sec.Labels[kinds.LabelManagedBy] = kinds.ManagedByValue
 		sec.Type = corev1.SecretTypeOpaque
 		sec.Data = map[string][]byte{
 			KeyBucketName: []byte(bucket),
@@ -414,7 +415,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	switch {
 	case bucket == "":
 		return r.release(ctx, obj) // never made
-	case policy == "Orphan" || obj.GetAnnotations()[addon.AnnotationSkipDeprovision] == "true":
+	case policy == "Orphan" || obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true":
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketKept, fmt.Sprintf("Bucket %s is kept in Cellar (deletion policy Orphan)", bucket))
 		return r.release(ctx, obj)
 	}
@@ -427,7 +428,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketDeleted, fmt.Sprintf("Bucket %s went with its Cellar (%s)", bucket, msg))
 		return r.release(ctx, obj)
 	case reason != "":
-		return rep.Wait(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until the bucket can be dealt with (to release it, annotate it %s=true)", addon.AnnotationSkipDeprovision), time.Minute)
+		return rep.Wait(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until the bucket can be dealt with (to release it, annotate it %s=true)", kinds.AnnotationSkipDeprovision), time.Minute)
 	}
 	s3, err := r.s3(k)
 	if err != nil {
@@ -448,7 +449,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 			r.Recorder.Event(obj, corev1.EventTypeWarning, EventBucketKept, fmt.Sprintf("Bucket %s holds objects: it is kept in Cellar (set spec.deletionPolicy: Delete to delete it with its resource)", bucket))
 			return r.release(ctx, obj)
 		case obj.GetAnnotations()[AnnotationDeleteContents] != "true":
-			return rep.Wait(obj, ReasonBucketNotEmpty, fmt.Sprintf("bucket %s holds objects and deletionPolicy is Delete: the resource stays until the bucket is emptied, or until it is annotated %s=true to delete its objects (or %s=true to keep the bucket)", bucket, AnnotationDeleteContents, addon.AnnotationSkipDeprovision), time.Minute)
+			return rep.Wait(obj, ReasonBucketNotEmpty, fmt.Sprintf("bucket %s holds objects and deletionPolicy is Delete: the resource stays until the bucket is emptied, or until it is annotated %s=true to delete its objects (or %s=true to keep the bucket)", bucket, AnnotationDeleteContents, kinds.AnnotationSkipDeprovision), time.Minute)
 		}
 		if err := s3.Empty(ctx, bucket); err != nil {
 			return r.s3Failed(obj, "deleting the objects of bucket "+bucket, err)

@@ -30,6 +30,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -265,7 +266,7 @@ func EnsureDefault(ctx context.Context, c client.Client, reader client.Reader, n
 		return err
 	}
 	def := &v1alpha1.ClusterCleverCredentials{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{addon.LabelManagedBy: addon.ManagedByValue},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue},
 			Annotations: map[string]string{"api.clever-cloud.com/description": "the operator's own Clever Cloud credentials; restrict spec.namespaces and spec.organisations to restrict what namespaces may do with them"}},
 		Spec: v1alpha1.ClusterCleverCredentialsSpec{Namespaces: v1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}}},
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
@@ -40,12 +41,12 @@ import (
 // also carry InUseLabel, which the operator watches). Deleting one of them outside a
 // namespace's deletion takes effect at once (the finalizer goes); in a namespace being deleted
 // it goes once no resource that uses it is left.
-const InUseFinalizer = addon.Group + "/credentials-in-use"
+const InUseFinalizer = kinds.Group + "/credentials-in-use"
 
 // InUseLabel marks the Secrets that carry InUseFinalizer (the operator watches their metadata
 // by it). A label set by anyone else only makes the operator look at that Secret: the
 // finalizer is kept only on a Secret its resources use.
-const InUseLabel = addon.Group + "/credentials-in-use"
+const InUseLabel = kinds.Group + "/credentials-in-use"
 
 // InUse puts InUseFinalizer on the credentials a namespace's resources use and takes it off
 // when they no longer need them. One pass per namespace.
@@ -150,7 +151,7 @@ var usageChanged = predicate.Funcs{
 // holdsAddon says whether obj carries a finalizer of the operator's (its deletion may still
 // call Clever Cloud with its credentials).
 func holdsAddon(obj client.Object) bool {
-	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool { return strings.HasPrefix(f, addon.Group+"/") })
+	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool { return strings.HasPrefix(f, kinds.Group+"/") })
 }
 
 // Reconcile sets or removes InUseFinalizer on the credentials of one namespace.

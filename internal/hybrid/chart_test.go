@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // pgData are a PostgreSQL add-on's keys as the fake API shapes them.
@@ -30,8 +31,8 @@ var pgData = map[string]string{
 	"POSTGRESQL_ADDON_URI": "postgresql://ux:pw-S3cr3t-value@bx-postgresql.services.example:5432/bxdb", "POSTGRESQL_ADDON_VERSION": "17",
 }
 
-func pgKind(t *testing.T) *addon.Kind {
-	k, ok := addon.KindFor(schema.GroupVersionKind{Group: addon.Group, Version: "v1", Kind: "PostgreSql"})
+func pgKind(t *testing.T) *kinds.Kind {
+	k, ok := kinds.KindFor(schema.GroupVersionKind{Group: kinds.Group, Version: "v1", Kind: "PostgreSql"})
 	if !ok {
 		t.Fatal("no PostgreSql kind")
 	}
@@ -52,13 +53,13 @@ func pgObject(secret map[string]any) *unstructured.Unstructured {
 
 // render runs the real chart through Helm's engine with the translator's values and returns
 // the rendered objects by kind/name.
-func render(t *testing.T, kind *addon.Kind, obj *unstructured.Unstructured, data map[string]string) map[string]map[string]any {
+func render(t *testing.T, kind *kinds.Kind, obj *unstructured.Unstructured, data map[string]string) map[string]map[string]any {
 	t.Helper()
 	ch, err := loader.Load("../../helm-charts/clever-addon")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{addon.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(data)}}}
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(data)}}}
 	vals, err := Values(kind, obj, src, data)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestChartBindingSecretFollowsTheSpec(t *testing.T) {
 		"KV": {map[string]string{"KV_HOST": "h", "KV_PORT": "6379", "KV_TOKEN": "t", "REDIS_URL": "rediss://:t@h:6379"},
 			[]string{"type", "provider", "host", "port", "password", "uri"}},
 	}
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		k := k
 		c, ok := cases[k.GVK.Kind]
 		if !ok {
@@ -231,7 +232,7 @@ func TestChartBindingSecretFollowsTheSpec(t *testing.T) {
 					t.Fatalf("entry %s missing or not well-known", e)
 				}
 			}
-			if got["type"] != k.Binding.Type || got["provider"] != addon.BindingProvider {
+			if got["type"] != k.Binding.Type || got["provider"] != kinds.BindingProvider {
 				t.Fatalf("type/provider %q %q", got["type"], got["provider"])
 			}
 		})
@@ -315,7 +316,7 @@ func TestChartRendersAlikeOnInstallAndUpgrade(t *testing.T) {
 	}
 	for _, secret := range []map[string]any{nil, {"keyPrefix": "APP_", "annotations": map[string]any{"a": "b"}}} {
 		obj := pgObject(secret)
-		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{addon.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}
+		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}
 		vals, err := Values(pgKind(t), obj, src, pgData)
 		if err != nil {
 			t.Fatal(err)

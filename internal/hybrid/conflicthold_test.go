@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // conflictErr is Helm's refusal to take over an object it does not own.
@@ -124,7 +124,7 @@ func (a *missingActions) Install(string, string, *chart.Chart, map[string]any, .
 // second read is answered from the first, and an install forgets the answer.
 func TestMissingReleaseReadOnce(t *testing.T) {
 	inner := &missingActions{}
-	p := &prefixedActionClient{ActionInterface: inner, kind: &addon.Kinds[0], namespace: "ns"}
+	p := &prefixedActionClient{ActionInterface: inner, kind: &kinds.Kinds[0], namespace: "ns"}
 	t.Cleanup(func() { conflictHolds.Delete(releaseKey("ns", p.kind.ReleaseName("missing"))) })
 	for i := 0; i < 2; i++ {
 		if _, err := p.Get("missing"); !errors.Is(err, driver.ErrReleaseNotFound) {

@@ -9,7 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // releaseActions is an in-memory Helm: one release, rendered as "manifest of <values>".
@@ -56,7 +56,7 @@ func dryRun(u *action.Upgrade) error { u.DryRun, u.DryRunOption = true, "server"
 
 // reconcile does what helm-operator-plugins does on each reconcile with a fresh action
 // client: read the release (twice), dry-run an upgrade, upgrade when the manifest differs.
-func reconcile(t *testing.T, inner *releaseActions, kind *addon.Kind, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) {
+func reconcile(t *testing.T, inner *releaseActions, kind *kinds.Kind, chrt *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) {
 	t.Helper()
 	p := &prefixedActionClient{ActionInterface: inner, kind: kind}
 	first, err := p.Get("db")
@@ -79,7 +79,7 @@ func reconcile(t *testing.T, inner *releaseActions, kind *addon.Kind, chrt *char
 }
 
 func TestUnchangedDryRunIsAnsweredFromMemory(t *testing.T) {
-	kind := &addon.Kinds[0]
+	kind := &kinds.Kinds[0]
 	chrt := &chart.Chart{Metadata: &chart.Metadata{Name: "clever-addon", Version: "0.1.0"}}
 	inner := &releaseActions{rel: &release.Release{Name: kind.ReleaseName("db"), Namespace: "ns", Version: 1,
 		Manifest: "kind: Secret\npassword: one", Info: &release.Info{Status: release.StatusDeployed}}}
@@ -129,7 +129,7 @@ func TestUnchangedDryRunIsAnsweredFromMemory(t *testing.T) {
 }
 
 func TestReleaseIsReadAgainAfterAWrite(t *testing.T) {
-	kind := &addon.Kinds[1]
+	kind := &kinds.Kinds[1]
 	inner := &releaseActions{rel: &release.Release{Name: kind.ReleaseName("db"), Namespace: "ns", Version: 1,
 		Manifest: "kind: Secret\npassword: one", Info: &release.Info{Status: release.StatusDeployed}}}
 	p := &prefixedActionClient{ActionInterface: inner, kind: kind}
@@ -153,7 +153,7 @@ func TestReleaseIsReadAgainAfterAWrite(t *testing.T) {
 // values) does not render the chart again; other values, install options or a chart that
 // reads install-only data render as before.
 func TestInstallSeedsTheDryRun(t *testing.T) {
-	kind := &addon.Kinds[2]
+	kind := &kinds.Kinds[2]
 	chrt := &chart.Chart{Metadata: &chart.Metadata{Name: "clever-addon", Version: "0.1.0"}}
 	one := map[string]any{"password": "one"}
 	for _, c := range []struct {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
@@ -70,7 +71,7 @@ type Options struct {
 
 // Setup builds and registers one Helm reconciler for a watches.yaml entry, honouring every
 // option of the entry (watchDependentResources is "watch", so it is inverted into Skip...).
-func Setup(mgr ctrl.Manager, w watches.Watch, kind *addon.Kind, o Options) error {
+func Setup(mgr ctrl.Manager, w watches.Watch, kind *kinds.Kind, o Options) error {
 	if w.Chart == nil {
 		return fmt.Errorf("watch %s: chart %q not loaded", w.GroupVersionKind, w.ChartPath)
 	}
@@ -147,7 +148,7 @@ func settingsFor(w watches.Watch, o Options) settings {
 
 // Translator builds the chart values from the resource and its source Secret (read from the
 // cache; never an API call).
-func Translator(c client.Client, kind *addon.Kind, sourceKey []byte) values.Translator {
+func Translator(c client.Client, kind *kinds.Kind, sourceKey []byte) values.Translator {
 	return values.TranslatorFunc(func(ctx context.Context, obj *unstructured.Unstructured) (chartutil.Values, error) {
 		src := &corev1.Secret{}
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}
@@ -173,7 +174,7 @@ func Translator(c client.Client, kind *addon.Kind, sourceKey []byte) values.Tran
 // The templates are rendered here, under the operator's limits (addon.RenderTemplates), and
 // the chart only copies the results: Helm never executes a tenant's template. A bad template
 // stops before Helm renders anything: the published Secret stays as it was.
-func Values(kind *addon.Kind, obj *unstructured.Unstructured, src *corev1.Secret, data map[string]string) (chartutil.Values, error) {
+func Values(kind *kinds.Kind, obj *unstructured.Unstructured, src *corev1.Secret, data map[string]string) (chartutil.Values, error) {
 	p := kind.PublicationFor(obj)
 	rendered, err := addon.RenderTemplates(p.Templates, data)
 	if err != nil {
@@ -183,7 +184,7 @@ func Values(kind *addon.Kind, obj *unstructured.Unstructured, src *corev1.Secret
 		"crName":          obj.GetName(),
 		"kind":            kind.GVK.Kind,
 		"component":       kind.Lower(),
-		"addonId":         src.Annotations[addon.AnnotationAddonID],
+		"addonId":         src.Annotations[kinds.AnnotationAddonID],
 		"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
 		"secret": map[string]any{
 			"name":        p.SecretName,
@@ -243,7 +244,7 @@ func withOverrides(t values.Translator, overrides map[string]string) values.Tran
 // the add-on has not been provisioned yet, so no error is logged for the wait, and (c) while
 // the user pauses the resource (api.clever-cloud.com/paused: "true"). A deleting resource is
 // never held by a user pause.
-func PauseHandler(c client.Client, kind *addon.Kind, sourceKey []byte) reconciler.PauseReconcileHandlerFunc {
+func PauseHandler(c client.Client, kind *kinds.Kind, sourceKey []byte) reconciler.PauseReconcileHandlerFunc {
 	return func(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
 		if obj.GetDeletionTimestamp() != nil {
 			return controllerutil.ContainsFinalizer(obj, kind.Finalizer()), nil
@@ -259,7 +260,7 @@ func PauseHandler(c client.Client, kind *addon.Kind, sourceKey []byte) reconcile
 // the operator wrote it (its signature does not verify: edited in the namespace). The Helm
 // reconcile is held then, as before the first publication: the published Secret stays as it
 // is until the engine has written the source Secret again.
-func sourceNotUsable(ctx context.Context, c client.Reader, kind *addon.Kind, obj client.Object, key []byte) (bool, error) {
+func sourceNotUsable(ctx context.Context, c client.Reader, kind *kinds.Kind, obj client.Object, key []byte) (bool, error) {
 	src := &corev1.Secret{}
 	err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, src)
 	switch {
@@ -274,7 +275,7 @@ func sourceNotUsable(ctx context.Context, c client.Reader, kind *addon.Kind, obj
 // sourceSecretMissing says whether obj's source Secret is absent from c (the cache): the pause
 // handler holds the Helm reconcile then, and the Helm side's client leaves the finalizer write
 // of a new resource to the engine (StatusClient.Update).
-func sourceSecretMissing(ctx context.Context, c client.Reader, kind *addon.Kind, obj client.Object) (bool, error) {
+func sourceSecretMissing(ctx context.Context, c client.Reader, kind *kinds.Kind, obj client.Object) (bool, error) {
 	err := c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: kind.SourceSecretName(obj.GetName())}, &corev1.Secret{})
 	if apierrors.IsNotFound(err) {
 		return true, nil
@@ -283,7 +284,7 @@ func sourceSecretMissing(ctx context.Context, c client.Reader, kind *addon.Kind,
 }
 
 // actionClientGetter prefixes release names with the kind so kinds never share a release.
-func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind, releases *ReleaseIndex) (helmclient.ActionClientGetter, error) {
+func actionClientGetter(mgr ctrl.Manager, kind *kinds.Kind, releases *ReleaseIndex) (helmclient.ActionClientGetter, error) {
 	var opts []helmclient.ActionConfigGetterOption
 	if releases != nil {
 		opts = append(opts, helmclient.StorageDriverMapper(releases.StorageDriver))
@@ -319,7 +320,7 @@ func actionClientGetter(mgr ctrl.Manager, kind *addon.Kind, releases *ReleaseInd
 
 type prefixedActionClient struct {
 	helmclient.ActionInterface
-	kind *addon.Kind
+	kind *kinds.Kind
 	// namespace is the resource's (and its release's).
 	namespace string
 	// recover marks an interrupted release failed (see Upgrade).
@@ -343,7 +344,7 @@ type prefixedActionClient struct {
 }
 
 // traced identifies obj in the trace spans of its Helm actions.
-func traced(kind *addon.Kind, obj client.Object) tracing.Resource {
+func traced(kind *kinds.Kind, obj client.Object) tracing.Resource {
 	return tracing.Resource{Kind: kind.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 }
 
@@ -376,7 +377,7 @@ func failPendingRelease(store *storage.Storage, name string) error {
 }
 
 // releaseTaken is the refusal of a release that another resource of the kind installed: a
-// name of 53 characters or more is shortened with a hash (addon.Kind.ReleaseName), and a
+// name of 53 characters or more is shortened with a hash (kinds.Kind.ReleaseName), and a
 // shorter name can spell that shortened name exactly. Acting on it would replace (upgrade)
 // or delete (uninstall) the other resource's published objects.
 func (p *prefixedActionClient) releaseTaken(rel *release.Release, name string) error {

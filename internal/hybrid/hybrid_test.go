@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -56,7 +57,7 @@ func TestSettingsFor(t *testing.T) {
 }
 
 func TestReleaseNamePrefixAndLimit(t *testing.T) {
-	k, _ := addon.KindFor(addon.Kinds[0].GVK)
+	k, _ := kinds.KindFor(kinds.Kinds[0].GVK)
 	if got := k.ReleaseName("db"); got != "postgresql-db" {
 		t.Fatalf("ReleaseName(db) = %q", got)
 	}
@@ -236,7 +237,7 @@ func TestHelmActionsBoundedAcrossKinds(t *testing.T) {
 	var wg sync.WaitGroup
 	n := 3 * ActionSlots()
 	for i := range n {
-		kind := &addon.Kinds[i%len(addon.Kinds)]
+		kind := &kinds.Kinds[i%len(kinds.Kinds)]
 		p := &prefixedActionClient{ActionInterface: inner, kind: kind}
 		wg.Add(1)
 		go func() {
@@ -514,7 +515,7 @@ func (r *updateRecorder) Get(_ context.Context, key client.ObjectKey, obj client
 // and otherwise adds the engine's finalizer in the same write; never on a resource being
 // deleted.
 func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
-	kind, _ := addon.KindFor(addon.Kinds[0].GVK)
+	kind, _ := kinds.KindFor(kinds.Kinds[0].GVK)
 	cases := []struct {
 		name       string
 		finalizers []string

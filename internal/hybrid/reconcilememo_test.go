@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 const memoManifest = `---
@@ -57,7 +57,7 @@ func TestDriftRepairSkippedWhileTheObjectsAreUntouched(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-secrets", Namespace: "ns"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db-info", Namespace: "ns"}},
 	).Build()
-	kind := &addon.Kinds[2]
+	kind := &kinds.Kinds[2]
 	inner := &repairCounter{}
 	rel := &release.Release{Name: kind.ReleaseName("db"), Namespace: "ns", Version: 1, Manifest: memoManifest,
 		Info: &release.Info{Status: release.StatusDeployed}}
@@ -166,7 +166,7 @@ func appliedInfo(kind, name, release, uid, rv string) *resource.Info {
 
 func TestInstallAndUpgradeRememberTheObjectsTheyApplied(t *testing.T) {
 	ctx := context.Background()
-	kind := &addon.Kinds[3]
+	kind := &kinds.Kinds[3]
 	rn := kind.ReleaseName("db")
 	c := fake.NewClientBuilder().WithObjects(
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-secrets", Namespace: "ns", UID: "s1"}},

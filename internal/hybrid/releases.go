@@ -30,14 +30,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/intern"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // LabelRelease marks the Helm release Secrets the operator writes, for its index of them.
-// (Not addon.LabelManagedBy: the manager's cache holds every Secret carrying that one, and
+// (Not kinds.LabelManagedBy: the manager's cache holds every Secret carrying that one, and
 // release Secrets are whole charts and manifests, gzipped: the index keeps their metadata only.)
-const LabelRelease = addon.Group + "/helm-release"
+const LabelRelease = kinds.Group + "/helm-release"
 
 // Helm's release Secrets: labels its Secrets driver writes and queries by.
 const (
@@ -96,7 +96,7 @@ const recentRecords = 64
 // manager's cache (nil: all namespaces). Release Secrets an earlier version wrote are
 // labelled first (adopt).
 func NewReleaseIndex(ctx context.Context, mgr ctrl.Manager, namespaces map[string]cache.Config, log logr.Logger) (*ReleaseIndex, error) {
-	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, LabelRelease: addon.ManagedByValue})
+	sel := labels.SelectorFromSet(labels.Set{helmOwnerLabel: helmOwnerValue, LabelRelease: kinds.ManagedByValue})
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		HTTPClient:           mgr.GetHTTPClient(),
 		Scheme:               mgr.GetScheme(),
@@ -470,7 +470,7 @@ func labelled(s *corev1.Secret) *corev1.Secret {
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
-	s.Labels[LabelRelease] = addon.ManagedByValue
+	s.Labels[LabelRelease] = kinds.ManagedByValue
 	return s
 }
 
@@ -619,7 +619,7 @@ func (x *ReleaseIndex) adopt(ctx context.Context, namespaces []string, extra str
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRelease, addon.ManagedByValue)
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRelease, kinds.ManagedByValue)
 	n := 0
 	for _, ns := range namespaces {
 		cont := ""
@@ -650,7 +650,7 @@ func (x *ReleaseIndex) adopt(ctx context.Context, namespaces []string, extra str
 // ownedByOperator: a release Secret whose controller is one of the operator's resources.
 func ownedByOperator(s *corev1.Secret) bool {
 	for _, o := range s.OwnerReferences {
-		if g, _, _ := strings.Cut(o.APIVersion, "/"); g == addon.Group && o.Controller != nil && *o.Controller {
+		if g, _, _ := strings.Cut(o.APIVersion, "/"); g == kinds.Group && o.Controller != nil && *o.Controller {
 			return true
 		}
 	}

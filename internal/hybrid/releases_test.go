@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/intern"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // releaseFixture: kube-apiserver is a client-go fake clientset; the index's informer is a
@@ -103,7 +103,7 @@ func TestReleaseIndexAnswersWithGetsNotLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := seed.secretOf(t, rel("postgresql-db", 1, ""))
-	if sec.Labels[LabelRelease] != addon.ManagedByValue {
+	if sec.Labels[LabelRelease] != kinds.ManagedByValue {
 		t.Fatalf("release Secret not labelled as the operator's: %v", sec.Labels)
 	}
 	f := newSyncedFixture(t, sec)
@@ -359,10 +359,10 @@ func TestAdoptReleases(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: "K", Name: name, UID: "u", Controller: ptr.To(true)}}}}
 	}
 	cs := k8sfake.NewClientset(
-		mk("ours", "a", addon.Group+"/v1alpha1", nil),
-		mk("ours-too", "b", addon.Group+"/v1alpha1", nil),
+		mk("ours", "a", kinds.Group+"/v1alpha1", nil),
+		mk("ours-too", "b", kinds.Group+"/v1alpha1", nil),
 		mk("theirs", "a", "apps/v1", nil),
-		mk("done", "a", addon.Group+"/v1alpha1", map[string]string{LabelRelease: addon.ManagedByValue}),
+		mk("done", "a", kinds.Group+"/v1alpha1", map[string]string{LabelRelease: kinds.ManagedByValue}),
 	)
 	// Namespace b is not watched; "theirs" is another controller's release; "done" is labelled.
 	x := &ReleaseIndex{secrets: cs.CoreV1(), written: map[types.NamespacedName]int{}}
@@ -383,7 +383,7 @@ func TestAdoptReleases(t *testing.T) {
 		t.Fatalf("patched %v", patched)
 	}
 	s, _ := cs.CoreV1().Secrets("a").Get(context.Background(), "sh.helm.release.v1.ours.v1", metav1.GetOptions{})
-	if s.Labels[LabelRelease] != addon.ManagedByValue {
+	if s.Labels[LabelRelease] != kinds.ManagedByValue {
 		t.Fatalf("labels after adoption: %v", s.Labels)
 	}
 }
@@ -423,7 +423,7 @@ func TestReleaseInstallWrittenOnce(t *testing.T) {
 			if len(verbs) != 1 || verbs[0] != "create" {
 				t.Fatalf("requests %v; want one create", verbs)
 			}
-			if s := f.secretOf(t, r); s.Labels["status"] != string(outcome) || s.Labels[LabelRelease] != addon.ManagedByValue {
+			if s := f.secretOf(t, r); s.Labels["status"] != string(outcome) || s.Labels[LabelRelease] != kinds.ManagedByValue {
 				t.Fatalf("written labels %v", s.Labels)
 			}
 			// Later writes of the release are updates as usual.
@@ -455,7 +455,7 @@ func TestReleaseRestoredUnlabelledIsAdopted(t *testing.T) {
 	f := newReleaseFixture(t)
 	restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.redis-r.v1", Namespace: "ns",
 		Labels:          map[string]string{"owner": "helm", "name": "redis-r", "status": "deployed", "version": "1"},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: addon.Group + "/v1", Kind: "Redis", Name: "r", UID: "old", Controller: ptr.To(true)}}}}
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: kinds.Group + "/v1", Kind: "Redis", Name: "r", UID: "old", Controller: ptr.To(true)}}}}
 	if _, err := f.cs.CoreV1().Secrets("ns").Create(context.Background(), restored, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestReleaseRestoredUnlabelledIsAdopted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Labels[LabelRelease] != addon.ManagedByValue {
+	if s.Labels[LabelRelease] != kinds.ManagedByValue {
 		t.Fatalf("restored release Secret not labelled: %v", s.Labels)
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/reconciler"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // sourceWatch wakes the Helm side of a resource when the cache sees its source Secret created
@@ -33,7 +33,7 @@ import (
 // instances splitting 100 resources met it once. Only the resource's own kind is woken, and
 // with a watches.yaml selector only a resource it selects (another instance renders the
 // others).
-func sourceWatch(c cache.Cache, reader client.Reader, kind *addon.Kind, gvk schema.GroupVersionKind, sel *metav1.LabelSelector) (reconciler.ControllerSetupFunc, error) {
+func sourceWatch(c cache.Cache, reader client.Reader, kind *kinds.Kind, gvk schema.GroupVersionKind, sel *metav1.LabelSelector) (reconciler.ControllerSetupFunc, error) {
 	owners, err := sourceOwners(reader, kind, gvk, sel)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ var createsAndUpdates = predicate.Funcs{
 
 // sourceOwners maps a source Secret to the resource that controls it, when that resource is
 // of kind gvk and (with a selector) is selected by it, as reader holds it.
-func sourceOwners(reader client.Reader, kind *addon.Kind, gvk schema.GroupVersionKind, sel *metav1.LabelSelector) (handler.MapFunc, error) {
+func sourceOwners(reader client.Reader, kind *kinds.Kind, gvk schema.GroupVersionKind, sel *metav1.LabelSelector) (handler.MapFunc, error) {
 	match := labels.Everything()
 	if sel != nil {
 		s, err := metav1.LabelSelectorAsSelector(sel)

@@ -13,15 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // TestSourceWatchWakesTheOwnerOfASourceSecret: a source Secret created or changed wakes the
 // Helm side of the resource controlling it (its kind only; with a selector, only a resource
 // it selects, as the cache holds it), and nothing else does.
 func TestSourceWatchWakesTheOwnerOfASourceSecret(t *testing.T) {
-	kind, other := &addon.Kinds[0], &addon.Kinds[1]
-	owner := func(k *addon.Kind, name string, uid types.UID, lbls map[string]string) *unstructured.Unstructured {
+	kind, other := &kinds.Kinds[0], &kinds.Kinds[1]
+	owner := func(k *kinds.Kind, name string, uid types.UID, lbls map[string]string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(k.GVK)
 		u.SetNamespace("ns")
@@ -30,9 +30,9 @@ func TestSourceWatchWakesTheOwnerOfASourceSecret(t *testing.T) {
 		u.SetLabels(lbls)
 		return u
 	}
-	source := func(k *addon.Kind, ownerKind *addon.Kind, ownerName string, uid types.UID) *corev1.Secret {
+	source := func(k *kinds.Kind, ownerKind *kinds.Kind, ownerName string, uid types.UID) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: k.SourceSecretName(ownerName),
-			Labels: map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: k.Lower()}}}
+			Labels: map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: k.Lower()}}}
 		if ownerKind != nil {
 			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: ownerKind.GVK.GroupVersion().String(), Kind: ownerKind.GVK.Kind,
 				Name: ownerName, UID: uid, Controller: ptr.To(true)}}
@@ -84,7 +84,7 @@ func TestSourceWatchWakesTheOwnerOfASourceSecret(t *testing.T) {
 	if !kind.IsSourceSecret(source(kind, kind, "db", "u")) || kind.IsSourceSecret(source(other, other, "db", "u")) {
 		t.Fatal("IsSourceSecret: want this kind's source Secrets only")
 	}
-	plain := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{addon.LabelRole: "credentials", addon.LabelKind: kind.Lower()}}}
+	plain := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{kinds.LabelRole: "credentials", kinds.LabelKind: kind.Lower()}}}
 	if kind.IsSourceSecret(plain) {
 		t.Fatal("IsSourceSecret: a published Secret is not a source Secret")
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
@@ -87,7 +88,7 @@ func TestStatusOnly(t *testing.T) {
 // (added as controller-runtime's source.Kind adds it) misses status-only updates and gets
 // every other event; a handler on another informer (its owned Secrets) gets them all.
 func TestStatusBlindCacheFiltersOnlyItsKind(t *testing.T) {
-	kind := &addon.Kinds[0]
+	kind := &kinds.Kinds[0]
 	inner := &recordingCache{informers: map[string]*recordingInformer{}}
 	c := &statusBlindCache{Cache: inner, gvk: kind.GVK}
 
@@ -194,7 +195,7 @@ func (nopReconciler) Reconcile(context.Context, ctrl.Request) (ctrl.Result, erro
 // operator's queue through the Helm side's manager; any other runnable is added unchanged.
 func TestHelmControllerGetsTheOperatorsQueue(t *testing.T) {
 	inner := &addingManager{}
-	mgr := statusBlind(inner, addon.Kinds[0].GVK)
+	mgr := statusBlind(inner, kinds.Kinds[0].GVK)
 	if _, err := controller.New("helm-queue-test", mgr, controller.Options{Reconciler: nopReconciler{}}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -37,7 +38,7 @@ var engineConditions = status.EngineConditions
 // engine's, keeps the engine's fields and conditions from the cache, and recomputes Ready.
 type StatusClient struct {
 	client.Client
-	kind     *addon.Kind
+	kind     *kinds.Kind
 	now      func() time.Time
 	recorder record.EventRecorder
 	handoff  *addon.StatusHandoff
@@ -60,7 +61,7 @@ func (c *StatusClient) WithRecorder(r record.EventRecorder) *StatusClient {
 }
 
 // NewStatusClient wraps c.
-func NewStatusClient(c client.Client, kind *addon.Kind) *StatusClient {
+func NewStatusClient(c client.Client, kind *kinds.Kind) *StatusClient {
 	return &StatusClient{Client: c, kind: kind, now: time.Now}
 }
 

@@ -12,13 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // After uninstalling a deleted resource's release, helm-operator-plugins polls Get with the
 // deleted object until NotFound: a new resource of the same name ends that wait at once.
 func TestGetOfADeletedResourceRecreatedUnderItsName(t *testing.T) {
-	kind := &addon.Kinds[0]
+	kind := &kinds.Kinds[0]
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(kind.GVK)
 	live.SetNamespace("ns")

@@ -28,12 +28,13 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Finalizer keeps a NetworkGroup until its group is deleted at Clever Cloud.
-const Finalizer = addon.Group + "/networkgroup"
+const Finalizer = kinds.Group + "/networkgroup"
 
 // Condition reasons and event reasons of a NetworkGroup.
 const (
@@ -150,7 +151,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 		return ctrl.Result{}, err
 	}
 	org := standalone.Str(obj, "spec", "organisation")
-	if !addon.ValidOwnerID(org) {
+	if !kinds.ValidOwnerID(org) {
 		return r.report().Refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("spec.organisation %q is not a Clever Cloud organisation id (orga_<uuid>) or user id (user_<uuid>)", org))
 	}
 	api, reason, msg, err := r.connect(ctx, obj, org)
@@ -246,15 +247,15 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	case id == "":
 	case standalone.Str(obj, "spec", "deletionPolicy") == "Orphan":
 		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Deletion policy Orphan: Network Group %s in organisation %s is kept at Clever Cloud", id, org))
-	case obj.GetAnnotations()[addon.AnnotationSkipDeprovision] == "true":
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", addon.AnnotationSkipDeprovision, id, org))
+	case obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true":
+		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", kinds.AnnotationSkipDeprovision, id, org))
 	default:
 		api, reason, msg, err := r.connect(ctx, obj, org)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if api == nil {
-			return r.report().Refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", addon.AnnotationSkipDeprovision))
+			return r.report().Refuse(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the group (to release it without deleting the group, annotate it %s=true)", kinds.AnnotationSkipDeprovision))
 		}
 		if err := api.DeleteNetworkGroup(ctx, org, id); err != nil && !clevercloud.IsNotFound(err) {
 			return r.report().Fail(obj, "deleting Network Group "+id, err)

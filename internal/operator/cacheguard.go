@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // CacheGuard bounds what a tenant can make the operator's cache hold. The cache selects
@@ -55,13 +56,13 @@ const maxKeptValue = 1 << 10
 func (g *CacheGuard) Transform(o any) (any, error) {
 	switch x := o.(type) {
 	case *corev1.Secret:
-		if x.Labels[addon.LabelManagedBy] != addon.ManagedByValue || addon.SecretVerified(g.keyBytes(), x) {
+		if x.Labels[kinds.LabelManagedBy] != kinds.ManagedByValue || addon.SecretVerified(g.keyBytes(), x) {
 			return o, nil
 		}
 		x.Data, x.StringData = nil, nil
 		slimMeta(&x.ObjectMeta)
 	case *corev1.ConfigMap:
-		if x.Labels[addon.LabelManagedBy] != addon.ManagedByValue {
+		if x.Labels[kinds.LabelManagedBy] != kinds.ManagedByValue {
 			return o, nil
 		}
 		x.Data, x.BinaryData = nil, nil
@@ -105,7 +106,7 @@ func metaSize(m *metav1.ObjectMeta) int {
 func ours(in map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range in {
-		if len(v) > maxKeptValue || !(strings.HasPrefix(k, addon.Group+"/") || strings.HasPrefix(k, "meta.helm.sh/")) {
+		if len(v) > maxKeptValue || !(strings.HasPrefix(k, kinds.Group+"/") || strings.HasPrefix(k, "meta.helm.sh/")) {
 			continue
 		}
 		if out == nil {

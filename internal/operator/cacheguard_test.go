@@ -9,13 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 var guardKey = []byte("a claim key of at least 32 bytes, for tests")
 
 func labelled(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: "team-b", Name: name,
-		Labels: map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: "postgresql"}}
+		Labels: map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: "postgresql"}}
 }
 
 // The cache keeps the data of the Secrets the operator signed, and only theirs: a Secret or
@@ -27,7 +28,7 @@ func TestCacheGuard(t *testing.T) {
 	big := []byte(strings.Repeat("x", 1<<20))
 
 	signed := &corev1.Secret{ObjectMeta: labelled("db-postgresql-source"), Data: map[string][]byte{"PASSWORD": []byte("pw")}}
-	signed.Annotations = map[string]string{addon.AnnotationAddonID: "addon_b"}
+	signed.Annotations = map[string]string{kinds.AnnotationAddonID: "addon_b"}
 	addon.SignSecret(guardKey, signed)
 	if out, _ := g.Transform(signed.DeepCopy()); len(out.(*corev1.Secret).Data) != 1 {
 		t.Fatal("a signed Secret lost its data")
@@ -43,12 +44,12 @@ func TestCacheGuard(t *testing.T) {
 	if s.Data != nil || metaSize(&s.ObjectMeta) > maxCachedMeta {
 		t.Fatalf("a forged Secret is cached with %d data keys and %d bytes of metadata", len(s.Data), metaSize(&s.ObjectMeta))
 	}
-	if s.Labels[addon.LabelRole] != addon.RoleSource || s.Annotations[addon.AnnotationSignature] == "" {
+	if s.Labels[kinds.LabelRole] != kinds.RoleSource || s.Annotations[addon.AnnotationSignature] == "" {
 		t.Fatal("the operator's own labels and annotations are kept (the watches select on them)")
 	}
 
 	edited := signed.DeepCopy()
-	edited.Annotations[addon.AnnotationAddonID] = "addon_a" // another team's add-on
+	edited.Annotations[kinds.AnnotationAddonID] = "addon_a" // another team's add-on
 	if out, _ := g.Transform(edited); out.(*corev1.Secret).Data != nil {
 		t.Fatal("an edited Secret keeps its data")
 	}
@@ -82,7 +83,7 @@ func TestManagerOptionsWithGuard(t *testing.T) {
 		t.Fatalf("%d cache entries by object, want 2 (Secret, ConfigMap)", len(o.Cache.ByObject))
 	}
 	for obj, by := range o.Cache.ByObject {
-		if by.Label == nil || !by.Label.Matches(labels.Set{addon.LabelManagedBy: addon.ManagedByValue}) || by.Label.Matches(labels.Set{}) {
+		if by.Label == nil || !by.Label.Matches(labels.Set{kinds.LabelManagedBy: kinds.ManagedByValue}) || by.Label.Matches(labels.Set{}) {
 			t.Fatalf("%T: selector %v", obj, by.Label)
 		}
 		if by.Transform == nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/intern"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/networkgroup"
 )
 
@@ -129,8 +130,8 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGua
 			// for an unstructured resource (internal/intern).
 			DefaultTransform: chainTransforms(cache.TransformStripManagedFields(), dropRenderedSecretData, intern.NewPool(0).Transform),
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}:    {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
-				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{addon.LabelManagedBy: addon.ManagedByValue})},
+				&corev1.Secret{}:    {Label: labels.SelectorFromSet(labels.Set{kinds.LabelManagedBy: kinds.ManagedByValue})},
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{kinds.LabelManagedBy: kinds.ManagedByValue})},
 			},
 		},
 		LeaderElectionID: DefaultLeaderElectionID,
@@ -147,7 +148,7 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGua
 }
 
 // renderedRoles are the roles of the Secrets the chart renders from the source Secret.
-var renderedRoles = map[string]bool{addon.RoleCredentials: true, "binding": true}
+var renderedRoles = map[string]bool{kinds.RoleCredentials: true, "binding": true}
 
 // dropRenderedSecretData is a cache transform: the Secrets the chart renders (the credentials
 // Secret and the binding Secret, labelled with the operator's managed-by label and a role of
@@ -159,7 +160,7 @@ var renderedRoles = map[string]bool{addon.RoleCredentials: true, "binding": true
 // rendered from, instead of three times; about a tenth of the cache at 5,000 resources.
 // Code that needs a rendered Secret's data must read it live (APIReader).
 func dropRenderedSecretData(o any) (any, error) {
-	if s, ok := o.(*corev1.Secret); ok && s.Labels[addon.LabelManagedBy] == addon.ManagedByValue && renderedRoles[s.Labels[addon.LabelRole]] {
+	if s, ok := o.(*corev1.Secret); ok && s.Labels[kinds.LabelManagedBy] == kinds.ManagedByValue && renderedRoles[s.Labels[kinds.LabelRole]] {
 		s.Data, s.StringData = nil, nil
 	}
 	return o, nil
@@ -240,9 +241,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		prices = &addon.PriceCache{TTL: o.PriceRefresh}
 	}
 	o.Watches = withSelector(o.Watches, o.Selector)
-	var watched []addon.Kind
+	var watched []kinds.Kind
 	for _, w := range o.Watches {
-		if k, ok := addon.KindFor(w.GroupVersionKind); ok {
+		if k, ok := kinds.KindFor(w.GroupVersionKind); ok {
 			watched = append(watched, *k)
 		}
 	}
@@ -262,7 +263,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	for _, w := range o.Watches {
-		kind, ok := addon.KindFor(w.GroupVersionKind)
+		kind, ok := kinds.KindFor(w.GroupVersionKind)
 		if !ok {
 			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
 		}
@@ -400,7 +401,7 @@ func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *cre
 // setupInUse registers the controller that keeps a namespace's own credentials while its
 // deletion still needs them (credentials.InUseFinalizer), with a cache of the metadata of the
 // Secrets it marked.
-func setupInUse(mgr ctrl.Manager, o Options, watched []addon.Kind) (*credentials.InUse, error) {
+func setupInUse(mgr ctrl.Manager, o Options, watched []kinds.Kind) (*credentials.InUse, error) {
 	sec := &metav1.PartialObjectMetadata{}
 	sec.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	armed, err := cache.New(mgr.GetConfig(), cache.Options{

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
@@ -237,7 +237,7 @@ func selected(a *clevercloud.Addon, selectors []string) string {
 // observe reads what the manifest needs beyond the add-on itself: the version it runs (the
 // names of its variables and the version variable only: no other value is kept) and the
 // provider's announced versions, or an operator add-on's version.
-func observe(ctx context.Context, api *clevercloud.Client, org string, k *addon.Kind, a *clevercloud.Addon, infos map[string]*clevercloud.ProviderInfo) (*Observed, error) {
+func observe(ctx context.Context, api *clevercloud.Client, org string, k *kinds.Kind, a *clevercloud.Addon, infos map[string]*clevercloud.ProviderInfo) (*Observed, error) {
 	o := &Observed{Addon: *a}
 	if k.VersionCode != nil || k.ElasticServices {
 		env, err := api.GetAddonEnv(ctx, org, a.ID)
@@ -274,27 +274,27 @@ func observe(ctx context.Context, api *clevercloud.Client, org string, k *addon.
 	return o, nil
 }
 
-func kindByProvider(id string) *addon.Kind {
-	for i := range addon.Kinds {
-		if addon.Kinds[i].ProviderID == id {
-			return &addon.Kinds[i]
+func kindByProvider(id string) *kinds.Kind {
+	for i := range kinds.Kinds {
+		if kinds.Kinds[i].ProviderID == id {
+			return &kinds.Kinds[i]
 		}
 	}
 	return nil
 }
 
-func kindByName(name string) *addon.Kind {
-	for i := range addon.Kinds {
-		if strings.EqualFold(addon.Kinds[i].GVK.Kind, name) {
-			return &addon.Kinds[i]
+func kindByName(name string) *kinds.Kind {
+	for i := range kinds.Kinds {
+		if strings.EqualFold(kinds.Kinds[i].GVK.Kind, name) {
+			return &kinds.Kinds[i]
 		}
 	}
 	return nil
 }
 
 func kindNames() []string {
-	out := make([]string, 0, len(addon.Kinds))
-	for _, k := range addon.Kinds {
+	out := make([]string, 0, len(kinds.Kinds))
+	for _, k := range kinds.Kinds {
 		out = append(out, k.GVK.Kind)
 	}
 	return out

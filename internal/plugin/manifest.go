@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // maxName is the longest resource name the CRDs accept (metadata.name ≤ 63: label values and
@@ -73,7 +73,7 @@ func operatorCreated(name string) (kind, uid string, ok bool) {
 // baseName is the resource name an add-on suggests: its sanitised name; for an add-on the
 // operator named (kubernetes::<Kind>::<uid>) or one without a usable name, the kind and the
 // start of its id.
-func baseName(k *addon.Kind, a *clevercloud.Addon) string {
+func baseName(k *kinds.Kind, a *clevercloud.Addon) string {
 	short := strings.TrimPrefix(a.ID, "addon_")
 	if len(short) > 8 {
 		short = short[:8]
@@ -109,7 +109,7 @@ type Options struct {
 
 // Manifest is one resource import writes, with the comment lines that go before it.
 type Manifest struct {
-	Kind     *addon.Kind
+	Kind     *kinds.Kind
 	AddonID  string
 	Object   *unstructured.Unstructured
 	Comments []string
@@ -121,7 +121,7 @@ type Manifest struct {
 // unless the kind fixes one, a region unless fixed, the version code (and encryption) of
 // versioned databases, Kibana/APM of ElasticSearch, spec.version of operator add-ons, and
 // spec.variables of configuration providers.
-func BuildManifest(k *addon.Kind, o *Observed, name string, opts Options) (*Manifest, error) {
+func BuildManifest(k *kinds.Kind, o *Observed, name string, opts Options) (*Manifest, error) {
 	a := &o.Addon
 	u := &unstructured.Unstructured{Object: map[string]any{}}
 	u.SetGroupVersionKind(k.GVK)
@@ -205,7 +205,7 @@ func BuildManifest(k *addon.Kind, o *Observed, name string, opts Options) (*Mani
 // versionCode is spec.options.version for the version the add-on runs: the code (digits) of
 // the longest announced version it runs ("8.4" for 8.4.3: 84), else the longest leading part
 // of its version that the kind's code formats back to itself, else the provider's default.
-func versionCode(k *addon.Kind, o *Observed) (int64, string, error) {
+func versionCode(k *kinds.Kind, o *Observed) (int64, string, error) {
 	actual := strings.TrimSpace(o.Version)
 	if actual != "" {
 		best := ""
@@ -292,7 +292,7 @@ func Grant(name, namespace, secret, org string, addonIDs []string) *unstructured
 		ids = append(ids, id)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": addon.Group + "/v1alpha1",
+		"apiVersion": kinds.Group + "/v1alpha1",
 		"kind":       "CleverCredentials",
 		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{

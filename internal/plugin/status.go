@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -75,8 +75,8 @@ func runStatus(ctx context.Context, args []string, env *Env) error {
 // namespace and name. A kind whose CRD is not installed is left out.
 func StatusRows(ctx context.Context, c client.Client, ns string, now time.Time) ([]StatusRow, error) {
 	var rows []StatusRow
-	for i := range addon.Kinds {
-		k := &addon.Kinds[i]
+	for i := range kinds.Kinds {
+		k := &kinds.Kinds[i]
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		var opts []client.ListOption
@@ -106,7 +106,7 @@ func StatusRows(ctx context.Context, c client.Client, ns string, now time.Time) 
 	return rows, nil
 }
 
-func statusRow(k *addon.Kind, u *unstructured.Unstructured, now time.Time) StatusRow {
+func statusRow(k *kinds.Kind, u *unstructured.Unstructured, now time.Time) StatusRow {
 	r := StatusRow{Kind: k.GVK.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), Ready: "Unknown", Reason: "-"}
 	if c, ok := status.Find(status.Conditions(u), status.TypeReady); ok {
 		r.Ready = c.Status

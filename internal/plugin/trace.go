@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -116,11 +116,11 @@ func runTrace(ctx context.Context, args []string, env *Env) error {
 }
 
 // findResource gets NAME of kind, or looks it up in every kind.
-func findResource(ctx context.Context, c client.Client, ns, name, kind string) (*addon.Kind, *unstructured.Unstructured, error) {
-	var found []*addon.Kind
+func findResource(ctx context.Context, c client.Client, ns, name, kind string) (*kinds.Kind, *unstructured.Unstructured, error) {
+	var found []*kinds.Kind
 	var objs []*unstructured.Unstructured
-	for i := range addon.Kinds {
-		k := &addon.Kinds[i]
+	for i := range kinds.Kinds {
+		k := &kinds.Kinds[i]
 		if kind != "" && !strings.EqualFold(kind, k.GVK.Kind) {
 			continue
 		}
@@ -284,7 +284,7 @@ func parseTime(v any) time.Time {
 	return time.Time{}
 }
 
-func printTrace(w io.Writer, k *addon.Kind, u *unstructured.Unstructured, events []corev1.Event, calls []Call, now time.Time) {
+func printTrace(w io.Writer, k *kinds.Kind, u *unstructured.Unstructured, events []corev1.Event, calls []Call, now time.Time) {
 	fmt.Fprintf(w, "%s %s/%s  add-on %s  organisation %s\n\n", k.GVK.Kind, u.GetNamespace(), u.GetName(),
 		orDash(nested(u, "status", "addon")), orDash(nested(u, "spec", "organisation")))
 

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
 
@@ -34,7 +35,7 @@ var releasePayload = func() []byte {
 }()
 
 func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructured) error {
-	kind, ok := addon.KindFor(in.GroupVersionKind())
+	kind, ok := kinds.KindFor(in.GroupVersionKind())
 	if !ok {
 		return fmt.Errorf("unknown kind %s", in.GetKind())
 	}
@@ -82,8 +83,8 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	}
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: kind.SourceSecretName(obj.GetName()), Namespace: obj.GetNamespace(), OwnerReferences: []metav1.OwnerReference{owner},
-		Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: kind.Lower()},
-		Annotations: map[string]string{addon.AnnotationAddonID: addonID},
+		Labels:      map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: kind.Lower()},
+		Annotations: map[string]string{kinds.AnnotationAddonID: addonID},
 	}, Data: data}
 	if err := c.Create(ctx, src); err != nil {
 		return err
@@ -105,7 +106,7 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	}
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: obj.GetName() + "-secrets", Namespace: obj.GetNamespace(), OwnerReferences: []metav1.OwnerReference{owner},
-		Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleCredentials, "app.kubernetes.io/managed-by": "Helm"},
+		Labels:      map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleCredentials, "app.kubernetes.io/managed-by": "Helm"},
 		Annotations: map[string]string{"meta.helm.sh/release-name": rel, "meta.helm.sh/release-namespace": obj.GetNamespace()},
 	}, Data: data}
 	if err := c.Create(ctx, creds); err != nil {
@@ -114,7 +115,7 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	if b := kind.PublicationFor(obj).BindingName; b != "" {
 		bind := creds.DeepCopy()
 		bind.ObjectMeta = metav1.ObjectMeta{Name: b, Namespace: obj.GetNamespace(), OwnerReferences: creds.OwnerReferences,
-			Labels:      map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: "binding", "app.kubernetes.io/managed-by": "Helm"},
+			Labels:      map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: "binding", "app.kubernetes.io/managed-by": "Helm"},
 			Annotations: creds.Annotations}
 		bind.Type = corev1.SecretType("servicebinding.io/" + kind.Lower())
 		if err := c.Create(ctx, bind); err != nil {

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
 
@@ -336,8 +336,8 @@ func (b *bench) storedObjects(ctx context.Context, run *P6Run) error {
 				var v int
 				_, _ = fmt.Sscan(s.Labels["version"], &v)
 				run.HelmMaxRevision = max(run.HelmMaxRevision, v)
-			case s.Labels[addon.LabelManagedBy] == addon.ManagedByValue:
-				role = "Secret (" + s.Labels[addon.LabelRole] + ")"
+			case s.Labels[kinds.LabelManagedBy] == kinds.ManagedByValue:
+				role = "Secret (" + s.Labels[kinds.LabelRole] + ")"
 			default:
 				continue
 			}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
@@ -42,7 +42,7 @@ func (ch *chaos) checkOneAddonEach(ctx context.Context, ns string, want int) err
 	}
 	var dups, missing []string
 	for i := range items {
-		k, ok := addon.KindFor(items[i].GroupVersionKind())
+		k, ok := kinds.KindFor(items[i].GroupVersionKind())
 		if !ok {
 			return fmt.Errorf("unknown kind %s", items[i].GetKind())
 		}

@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
 
@@ -26,7 +26,7 @@ var (
 	perKindFile  = filepath.Join("config", "argocd", "argocd-cm-per-kind.yaml")
 )
 
-const wildcardGVKKey = addon.Group + "/*"
+const wildcardGVKKey = kinds.Group + "/*"
 
 // atRoot makes the test run from the repository root.
 func atRoot(t testing.TB) {
@@ -98,7 +98,7 @@ metadata:
     app.kubernetes.io/part-of: argocd
 data:
 `)
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		b.WriteString("  resource.customizations.health." + k.GVK.Group + "_" + k.GVK.Kind + ": |\n")
 		b.WriteString(indent(script, "    "))
 	}
@@ -144,10 +144,10 @@ func TestArgoCDSnippets(t *testing.T) {
 	if err := yaml.Unmarshal(b, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if len(cm.Data) != len(addon.Kinds) {
-		t.Errorf("%d keys for %d kinds", len(cm.Data), len(addon.Kinds))
+	if len(cm.Data) != len(kinds.Kinds) {
+		t.Errorf("%d keys for %d kinds", len(cm.Data), len(kinds.Kinds))
 	}
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		// Argo CD's key for a GVK (util/lua GetConfigMapKey) is <group>/<kind>; the wildcard
 		// key matches it as a glob.
 		if ok, _ := path.Match(wildcardGVKKey, k.GVK.Group+"/"+k.GVK.Kind); !ok {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
 
@@ -27,7 +27,7 @@ const MinSecretLen = 8
 // (ADDON_PULSAR_TENANT / _NAMESPACE), and values shorter than MinSecretLen.
 func AddonSecretValues(fake *fakeapi.Server) []string {
 	public := map[string]bool{}
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		for _, env := range k.URLStatus {
 			public[env] = true
 		}
@@ -69,7 +69,7 @@ func OperatorOutput(ctx context.Context, k8s client.Client, logs string) (map[st
 	}
 	b, _ := json.Marshal(evs)
 	out["events"] = string(b)
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		if err := k8s.List(ctx, l); err != nil {

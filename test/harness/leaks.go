@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // MinSecretLen is the shortest value the leak scanner looks for: shorter env values (ports,
@@ -95,12 +95,12 @@ func (s *Secrets) AddAddonEnvs(h *Harness) int {
 // PublicEnvKeys are the env variables mirrored in status fields (status.url, …) by design.
 func PublicEnvKeys() map[string]bool {
 	out := map[string]bool{}
-	kinds, err := Kinds()
+	gvks, err := Kinds()
 	if err != nil {
 		return out
 	}
-	for _, gvk := range kinds {
-		if k, ok := addon.KindFor(gvk); ok {
+	for _, gvk := range gvks {
+		if k, ok := kinds.KindFor(gvk); ok {
 			for _, env := range k.URLStatus {
 				out[env] = true
 			}

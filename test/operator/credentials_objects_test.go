@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -162,7 +162,7 @@ func orgsInUseBut(but string, extra ...string) []any {
 	for _, org := range extra {
 		add(org)
 	}
-	for _, k := range addon.Kinds {
+	for _, k := range kinds.Kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		Expect(k8s.List(context.Background(), list)).To(Succeed())

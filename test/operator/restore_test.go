@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -105,7 +106,7 @@ var _ = Describe("a restore from backup (new UIDs, no status, no owner reference
 			cur := suite.Get(cr)
 			key := cur.GetKind() + "/" + cur.GetName()
 			ids[key] = kube.StatusString(cur, "addon")
-			sec := addon.SecretName(cur)
+			sec := kinds.SecretName(cur)
 			Eventually(func() *corev1.Secret { return suite.Secret(ns, sec) }).ShouldNot(BeNil(), key)
 			published[key] = kube.SecretData(suite.Secret(ns, sec))
 			veleroObject(cur, false)
@@ -143,7 +144,7 @@ var _ = Describe("a restore from backup (new UIDs, no status, no owner reference
 			cur := suite.Get(b)
 			Expect(kube.StatusString(cur, "addon")).To(Equal(ids[key]), "%s: its old add-on", key)
 			Eventually(func() map[string]string {
-				return kube.SecretData(suite.Secret(ns, addon.SecretName(cur)))
+				return kube.SecretData(suite.Secret(ns, kinds.SecretName(cur)))
 			}).Should(Equal(published[key]), "%s: the same credentials", key)
 		}
 		Expect(calls.Route("POST /v2/organisations/{ownerId}/addons")).To(BeZero(), "no new add-on")

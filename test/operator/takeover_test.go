@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -30,7 +30,7 @@ var rustKinds = []string{
 // it is); the Secret <name>-secrets with the add-on's variables, no Helm metadata, owned by
 // the resource through a non-controller owner reference; nothing else (no Helm release, no
 // source or binding Secret).
-func asRustLeftIt(cr *unstructured.Unstructured, k *addon.Kind) {
+func asRustLeftIt(cr *unstructured.Unstructured, k *kinds.Kind) {
 	GinkgoHelper()
 	ctx := context.Background()
 	ns := cr.GetNamespace()
@@ -90,7 +90,7 @@ var _ = Describe("switching from the Rust operator, every kind it managed", func
 		}
 		was := map[string]before{}
 		for _, cr := range crs {
-			k, ok := addon.KindFor(cr.GroupVersionKind())
+			k, ok := kinds.KindFor(cr.GroupVersionKind())
 			Expect(ok).To(BeTrue(), cr.GetKind())
 			asRustLeftIt(cr, k)
 			sec := suite.Secret(ns, cr.GetName()+"-secrets")
@@ -105,7 +105,7 @@ var _ = Describe("switching from the Rust operator, every kind it managed", func
 			Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"), cr.GetKind())
 		}
 		for _, cr := range crs {
-			k, _ := addon.KindFor(cr.GroupVersionKind())
+			k, _ := kinds.KindFor(cr.GroupVersionKind())
 			cur := suite.Get(cr)
 			w := was[cr.GetKind()]
 			Expect(kube.StatusString(cur, "addon")).To(Equal(w.addon), "%s: the same add-on", cr.GetKind())

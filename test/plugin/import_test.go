@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -31,7 +31,7 @@ const (
 
 // preexisting creates, at the fake and outside the operator, one add-on of kind k in org,
 // shaped as the kind's sample asks (plan, region, version, options), named name.
-func preexisting(org string, k *addon.Kind, name string) *clevercloud.Addon {
+func preexisting(org string, k *kinds.Kind, name string) *clevercloud.Addon {
 	GinkgoHelper()
 	sample := kube.Sample(fmt.Sprintf("api_%s_%s.yaml", k.GVK.Version, k.Lower()), "x", org)
 	region, err := k.Region(sample)
@@ -63,7 +63,7 @@ func apply(manifest string) []*unstructured.Unstructured {
 func resources(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		if _, ok := addon.KindFor(o.GroupVersionKind()); ok {
+		if _, ok := kinds.KindFor(o.GroupVersionKind()); ok {
 			out = append(out, o)
 		}
 	}
@@ -83,8 +83,8 @@ var _ = Describe("kubectl clever import", Ordered, func() {
 	BeforeAll(func() {
 		ns = suite.NewNamespace()
 		org = suite.OrgOf(ns)
-		for i := range addon.Kinds {
-			k := &addon.Kinds[i]
+		for i := range kinds.Kinds {
+			k := &kinds.Kinds[i]
 			if k.Generic {
 				continue // import maps a provider to its typed kind; it does not write Addon resources
 			}
@@ -92,7 +92,7 @@ var _ = Describe("kubectl clever import", Ordered, func() {
 			made[a.ID] = k.GVK.Kind
 		}
 		// Two add-ons with the same name, and one a clever-operator once created.
-		redis, _ := addon.KindFor(addon.Kinds[1].GVK)
+		redis, _ := kinds.KindFor(kinds.Kinds[1].GVK)
 		a := preexisting(org, redis, "Imported Redis")
 		made[a.ID] = "Redis"
 		a = preexisting(org, redis, "kubernetes::Redis::5e1f0c2a-0000-4000-8000-00000000abcd")
@@ -240,7 +240,7 @@ var _ = Describe("kubectl-clever, the binary", func() {
 	It("is the operator's binary run under the plugin's name: import with the operator's environment, one error line", func() {
 		ns := suite.NewNamespace()
 		org := suite.OrgOf(ns)
-		k, _ := addon.KindFor(addon.Kinds[1].GVK) // Redis
+		k, _ := kinds.KindFor(kinds.Kinds[1].GVK) // Redis
 		a := preexisting(org, k, "made-by-hand")
 		time.Sleep(200 * time.Millisecond)
 		dir := GinkgoT().TempDir()

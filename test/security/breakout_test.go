@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -52,7 +53,7 @@ func bindingAttempts(w world, src *unstructured.Unstructured, id, credsRef strin
 	// A differing plan: bound, it would migrate team-a's database.
 	Expect(unstructured.SetNestedField(byID.Object, "xs_sml", "spec", "instance", "plan")).To(Succeed())
 	byAnnotation := ref(sample("api_v1_postgresql.yaml", w.teamB, "by-annotation", w.orgA))
-	byAnnotation.SetAnnotations(map[string]string{addon.AnnotationAddonID: id})
+	byAnnotation.SetAnnotations(map[string]string{kinds.AnnotationAddonID: id})
 	observe := ref(sample("api_v1_postgresql.yaml", w.teamB, "observe", w.orgA))
 	Expect(unstructured.SetNestedField(observe.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
 	Expect(unstructured.SetNestedField(observe.Object, id, "spec", "addonId")).To(Succeed())

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -126,7 +127,7 @@ var _ = Describe("fairness between tenants: team-b's credentials name an endpoin
 				if ann == nil {
 					ann = map[string]string{}
 				}
-				ann[addon.AnnotationSkipDeprovision] = "true"
+				ann[kinds.AnnotationSkipDeprovision] = "true"
 				cur.SetAnnotations(ann)
 				_ = k8s.Update(ctx, cur)
 			}
@@ -217,7 +218,7 @@ var _ = Describe("fairness between tenants: the NetworkGroup controller's two wo
 					if ann == nil {
 						ann = map[string]string{}
 					}
-					ann[addon.AnnotationSkipDeprovision] = "true"
+					ann[kinds.AnnotationSkipDeprovision] = "true"
 					cur.SetAnnotations(ann)
 					return k8s.Update(ctx, cur)
 				}).Should(Succeed())

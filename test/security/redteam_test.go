@@ -20,6 +20,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/cellarbucket"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -43,7 +44,7 @@ type rtObject struct {
 func specific(values []string) []string {
 	var out []string
 	for _, v := range values {
-		if len(v) >= 12 && v != addon.BindingProvider {
+		if len(v) >= 12 && v != kinds.BindingProvider {
 			out = append(out, v)
 		}
 	}
@@ -372,8 +373,8 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		yes := true
 		ownerA := metav1.OwnerReference{APIVersion: "api.clever-cloud.com/v1", Kind: "PostgreSql", Name: db.GetName(), UID: db.GetUID(), Controller: &yes}
 		forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.teamB, Name: "db-postgresql-source",
-			Labels:          map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: "postgresql"},
-			Annotations:     map[string]string{addon.AnnotationAddonID: idA, addon.AnnotationSignature: "v1/forged"},
+			Labels:          map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: "postgresql"},
+			Annotations:     map[string]string{kinds.AnnotationAddonID: idA, addon.AnnotationSignature: "v1/forged"},
 			OwnerReferences: []metav1.OwnerReference{ownerA}},
 			StringData: map[string]string{"POSTGRESQL_ADDON_PASSWORD": "forged-password-0001"}}
 		Expect(asB.Create(ctx, forged)).To(Succeed())
@@ -401,7 +402,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		idB := kube.StatusString(suite.Get(mine), "addon")
 		Expect(idB).NotTo(Equal(idA))
 		Eventually(func() string {
-			return suite.Secret(w.teamB, "db-postgresql-source").Annotations[addon.AnnotationAddonID]
+			return suite.Secret(w.teamB, "db-postgresql-source").Annotations[kinds.AnnotationAddonID]
 		}).Should(Equal(idB))
 		src := suite.Secret(w.teamB, "db-postgresql-source")
 		Expect(metav1.GetControllerOf(src).UID).To(Equal(suite.Get(mine).GetUID()), "controlled by team-b's resource, not team-a's")
@@ -414,14 +415,14 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		deleteAs(asB, mine)
 		straySnap.expectSame("team-b's Secret owned by team-a's resource, after the deletion")
 		expectTeamAIntact(db, idA, orgA)
-		Expect(suite.Secret(w.teamA, "db-postgresql-source").Annotations[addon.AnnotationAddonID]).To(Equal(idA))
+		Expect(suite.Secret(w.teamA, "db-postgresql-source").Annotations[kinds.AnnotationAddonID]).To(Equal(idA))
 	})
 
 	It("names chosen to collide with the operator's objects: another kind's default Secret name, and a name whose Helm release name equals a long-named resource's (shortened with a hash)", func() {
 		w := newWorld()
 		forB := grantTeamB(w, w.orgB, nil)
 		asB := tenantClient(w.teamB)
-		kind, ok := addon.KindFor(fakeapiPG)
+		kind, ok := kinds.KindFor(fakeapiPG)
 		Expect(ok).To(BeTrue())
 
 		// A Redis and a PostgreSql named alike: both default to same-secrets.
@@ -568,7 +569,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 })
 
 // fakeapiPG is the PostgreSql kind.
-var fakeapiPG = schema.GroupVersionKind{Group: addon.Group, Version: "v1", Kind: "PostgreSql"}
+var fakeapiPG = schema.GroupVersionKind{Group: kinds.Group, Version: "v1", Kind: "PostgreSql"}
 
 func clip(s string, n int) string {
 	if len(s) > n {

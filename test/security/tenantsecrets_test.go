@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -68,7 +69,7 @@ func expectSourceRestored(u *unstructured.Unstructured, kindLower, ownID string)
 		if sec == nil {
 			return ""
 		}
-		return sec.Annotations[addon.AnnotationAddonID]
+		return sec.Annotations[kinds.AnnotationAddonID]
 	}).Should(Equal(ownID), "the operator writes the source Secret again, with the resource's own add-on")
 }
 
@@ -84,7 +85,7 @@ var _ = Describe("a tenant (team-b) editing the Secrets the operator keeps in it
 		Eventually(suite.ReadyOf(mine)).Should(Equal("True/Provisioned"))
 		ownID := kube.StatusString(suite.Get(mine), "addon")
 
-		forgeSource(b, mine, "postgresql", map[string]string{addon.AnnotationAddonID: idA})
+		forgeSource(b, mine, "postgresql", map[string]string{kinds.AnnotationAddonID: idA})
 		Consistently(func() []string { return secretValues(w.teamB) }, 5*time.Second).ShouldNot(ContainElement(BeElementOf(valuesA)), "none of team-a's credentials reaches team-b")
 		expectSourceRestored(mine, "postgresql", ownID)
 		expectNoneOf(w.teamB, valuesA)
@@ -133,7 +134,7 @@ var _ = Describe("a tenant (team-b) editing the Secrets the operator keeps in it
 		}
 		before, rssBefore := heap(), rss()
 		payload := strings.Repeat("x", 1<<20-1024)
-		labels := map[string]string{addon.LabelManagedBy: addon.ManagedByValue, addon.LabelRole: addon.RoleSource, addon.LabelKind: "postgresql"}
+		labels := map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: "postgresql"}
 		const n = 300
 		for i := range n {
 			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.teamB, Name: "big-" + strconv.Itoa(i) + "-postgresql-source", Labels: labels,

@@ -1,6 +1,8 @@
-// Package addon is the generic provisioning engine: one reconciler, driven by the table of
-// kinds below, does every Clever Cloud API call for every custom resource kind.
-package addon
+// Package kinds is the table of kinds: every fact about each custom resource kind the
+// operator manages (its provider, plan and region fields, create options, Secret keys,
+// names, capabilities), and where a resource keeps its fields. The engine (internal/addon)
+// is generic; what differs between kinds is here.
+package kinds
 
 import (
 	"context"
@@ -68,7 +70,7 @@ type Kind struct {
 	Binding *Binding
 	// Renew asks Clever Cloud to regenerate the add-on's credentials (the
 	// rotate-requested-at annotation); nil when the API offers no way to do it.
-	Renew func(ctx context.Context, api API, ownerID, realID string) error
+	Renew func(ctx context.Context, api Renewer, ownerID, realID string) error
 	// Backups: Clever Cloud backs the add-on up (GET /v2/backups/{ownerId}/{realId});
 	// status.backups and the BackupStale condition report them (backups.go).
 	Backups bool
@@ -151,7 +153,12 @@ var Kinds = []Kind{
 	{GVK: v("v1alpha1", "Addon"), FinalizerSuffix: "addon", Generic: true, Noun: "add-on"},
 }
 
-func renewCellar(ctx context.Context, api API, ownerID, realID string) error {
+// Renewer is the Clever Cloud call a kind's Renew hook makes.
+type Renewer interface {
+	RenewCellarCredentials(ctx context.Context, ownerID, realID string) error
+}
+
+func renewCellar(ctx context.Context, api Renewer, ownerID, realID string) error {
 	return api.RenewCellarCredentials(ctx, ownerID, realID)
 }
 
@@ -185,24 +192,24 @@ func (k *Kind) PlanFromSpec() bool { return k.FixedPlan == "" }
 // generic kind.
 func (k *Kind) Provider(obj *unstructured.Unstructured) string {
 	if k.Generic {
-		return specProviderID.String(obj)
+		return SpecProviderID.String(obj)
 	}
 	return k.ProviderID
 }
 
 // regionPath and planPath are where the kind keeps its region and plan.
-func (k *Kind) regionPath() (path, string) {
+func (k *Kind) regionPath() (Path, string) {
 	if k.Generic {
-		return specFlatRegion, "spec.region"
+		return SpecFlatRegion, "spec.region"
 	}
-	return specRegion, "spec.instance.region"
+	return SpecRegion, "spec.instance.region"
 }
 
-func (k *Kind) planPath() (path, string) {
+func (k *Kind) planPath() (Path, string) {
 	if k.Generic {
-		return specFlatPlan, "spec.plan"
+		return SpecFlatPlan, "spec.plan"
 	}
-	return specPlan, "spec.instance.plan"
+	return SpecPlan, "spec.instance.plan"
 }
 
 // PlanField is the spec field the user writes the plan in (for messages).
@@ -244,11 +251,11 @@ func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, err
 	var o clevercloud.Options
 	if k.Generic {
 		// Passed through as they are: the operator neither checks nor interprets them.
-		o.Extra = specOptions.StringMap(obj)
+		o.Extra = SpecOptions.StringMap(obj)
 		return o, nil
 	}
 	if k.VersionCode != nil {
-		ver, found := specOptionsVersion.Value(obj)
+		ver, found := SpecOptionsVersion.Value(obj)
 		if !found {
 			return o, &SpecError{Msg: "spec.options.version is required"}
 		}
@@ -262,16 +269,16 @@ func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, err
 		// spec.version (a version string as Clever Cloud names it, e.g. 26.2.5): chosen at
 		// creation with options.version; an unknown one is refused by the API, whose message
 		// lists the versions it offers.
-		o.Version = specVersion.String(obj)
+		o.Version = SpecVersion.String(obj)
 	}
 	if k.Encryption {
-		o.Encryption = fmt.Sprintf("%t", specEncryption.Bool(obj))
+		o.Encryption = fmt.Sprintf("%t", SpecEncryption.Bool(obj))
 	}
 	if k.ElasticServices {
-		if specKibana.Bool(obj) {
+		if SpecKibana.Bool(obj) {
 			o.Kibana = "true"
 		}
-		if specAPM.Bool(obj) {
+		if SpecAPM.Bool(obj) {
 			o.APM = "true"
 		}
 	}
@@ -298,15 +305,15 @@ func digitsCode(code int64) string {
 	return strings.Join(strings.Split(s, ""), ".")
 }
 
-// versionCodeOf is the integer code of an API version string: its digits ("8.4" → 84).
-func versionCodeOf(v string) (int64, bool) {
+// VersionCodeOf is the integer code of an API version string: its digits ("8.4" → 84).
+func VersionCodeOf(v string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(v), ".", ""), 10, 64)
 	return n, err == nil
 }
 
 // Variables returns spec.variables of a ConfigProvider.
 func (k *Kind) Variables(obj *unstructured.Unstructured) map[string]string {
-	vars := specVariables.StringMap(obj)
+	vars := SpecVariables.StringMap(obj)
 	if vars == nil {
 		vars = map[string]string{}
 	}

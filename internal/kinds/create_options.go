@@ -1,4 +1,4 @@
-package addon
+package kinds
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ var (
 	optBackups        = CreateOption{Field: "backups", Key: "do-backup"}
 )
 
-func (o CreateOption) path() path { return path{"spec", "options", o.Field} }
+func (o CreateOption) path() Path { return Path{"spec", "options", o.Field} }
 
 // value is the option's wire value for obj ("", false when not set): a boolean as
 // "true"/"false", a string as is (empty: not set), a list joined with commas (empty: not set).
@@ -77,9 +77,9 @@ func (k *Kind) createOptions(obj *unstructured.Unstructured) map[string]string {
 	return out
 }
 
-// dropDedicatedOptions applies a shared plan to the options: a dedicated-only option set to
+// DropDedicatedOptions applies a shared plan to the options: a dedicated-only option set to
 // false is not sent; one asked for is a SpecError naming it.
-func (k *Kind) dropDedicatedOptions(o *clevercloud.Options, planSlug string) error {
+func (k *Kind) DropDedicatedOptions(o *clevercloud.Options, planSlug string) error {
 	for _, c := range k.CreateOptions {
 		v, ok := o.Extra[c.Key]
 		if !c.Dedicated || !ok {

@@ -1,4 +1,4 @@
-package addon
+package kinds
 
 import (
 	"crypto/sha256"
@@ -30,7 +30,7 @@ const maxReleaseName = 53
 
 // SecretName is the Secret that holds the credentials for the user's pods.
 func SecretName(obj *unstructured.Unstructured) string {
-	if n := secretSpecOf(obj).Name; n != "" {
+	if n := SecretSpecOf(obj).Name; n != "" {
 		return n
 	}
 	return obj.GetName() + "-secrets"

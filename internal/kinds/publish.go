@@ -1,4 +1,4 @@
-package addon
+package kinds
 
 import (
 	"crypto/sha256"
@@ -27,7 +27,7 @@ type Publication struct {
 
 // PublicationFor reads spec.secret.
 func (k *Kind) PublicationFor(obj *unstructured.Unstructured) Publication {
-	spec := secretSpecOf(obj)
+	spec := SecretSpecOf(obj)
 	p := Publication{SecretName: SecretName(obj), Disabled: spec.Disabled, Labels: spec.Labels, Annotations: spec.Annotations,
 		KeyPrefix: spec.KeyPrefix, Templates: spec.Templates}
 	if spec.ConfigMap != nil {
