@@ -155,7 +155,7 @@ ci: verify-generated verify-chart verify-bundle bundle-validate verify-alerts te
 # run with every `go test`; `make fuzz` explores each one for FUZZTIME, one after the other.
 FUZZTIME ?= 20s
 FUZZ_TARGETS ?= ./internal/config:FuzzParseDocument ./internal/config:FuzzParseCleverTools \
-	./internal/config:FuzzParseOverrideSecret ./internal/config:FuzzApplyOverride ./internal/addon:FuzzRenderTemplates
+	./internal/config:FuzzParseOverrideSecret ./internal/config:FuzzApplyOverride ./internal/templates:FuzzRenderTemplates
 FUZZ_FLAGS ?= -fuzzminimizetime=5s
 
 .PHONY: fuzz

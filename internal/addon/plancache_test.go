@@ -7,9 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 type providersAPI struct {

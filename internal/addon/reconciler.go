@@ -35,6 +35,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
@@ -835,7 +836,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	}
 	r.observed.Store(obj.GetUID(), r.now())
 	p := r.Kind.PublicationFor(obj)
-	if _, err := RenderTemplates(p.Templates, data); err != nil {
+	if _, err := templates.Render(p.Templates, data); err != nil {
 		// The Helm side refuses the same templates, so the published Secret stays as it was.
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}

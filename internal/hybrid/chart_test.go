@@ -22,6 +22,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/templates"
 )
 
 // pgData are a PostgreSQL add-on's keys as the fake API shapes them.
@@ -272,9 +273,9 @@ func TestValuesRejectBadTemplatesWithoutValues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obj := pgObject(map[string]any{"templates": map[string]any{"BAD": tmpl}})
 			_, err := Values(pgKind(t), obj, &corev1.Secret{}, pgData)
-			var te *addon.TemplateError
+			var te *templates.Error
 			if !errors.As(err, &te) {
-				t.Fatalf("want a TemplateError, got %v", err)
+				t.Fatalf("want a Error, got %v", err)
 			}
 			if !strings.Contains(err.Error(), "spec.secret.templates[BAD]") {
 				t.Fatalf("message does not name the key: %s", err)

@@ -37,6 +37,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
+	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
@@ -171,12 +172,12 @@ func Translator(c client.Client, kind *kinds.Kind, sourceKey []byte) values.Tran
 }
 
 // Values builds the chart values from the resource's spec.secret and the add-on's keys.
-// The templates are rendered here, under the operator's limits (addon.RenderTemplates), and
+// The templates are rendered here, under the operator's limits (templates.Render), and
 // the chart only copies the results: Helm never executes a tenant's template. A bad template
 // stops before Helm renders anything: the published Secret stays as it was.
 func Values(kind *kinds.Kind, obj *unstructured.Unstructured, src *corev1.Secret, data map[string]string) (chartutil.Values, error) {
 	p := kind.PublicationFor(obj)
-	rendered, err := addon.RenderTemplates(p.Templates, data)
+	rendered, err := templates.Render(p.Templates, data)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/templates"
 )
 
 // TestChartNeverExecutesTemplates: the chart copies the templates' results the operator
@@ -113,9 +113,9 @@ func TestValuesRefuseHostileTemplates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obj := pgObject(map[string]any{"templates": map[string]any{"BAD": tmpl}})
 			vals, err := Values(pgKind(t), obj, &corev1.Secret{}, pgData)
-			var te *addon.TemplateError
+			var te *templates.Error
 			if !errors.As(err, &te) || vals != nil {
-				t.Fatalf("want a TemplateError and no values, got %v", err)
+				t.Fatalf("want a Error and no values, got %v", err)
 			}
 			if !strings.HasPrefix(err.Error(), "spec.secret.templates[BAD] ") {
 				t.Fatalf("message does not name the key: %s", err)

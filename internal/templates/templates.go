@@ -1,4 +1,7 @@
-package addon
+// Package templates renders spec.secret.templates, the Go templates a tenant writes to shape
+// its credentials Secret, in a sandbox: no function reaches outside the add-on's values, and
+// output, values, nesting and work are bounded (docs/security.md).
+package templates
 
 import (
 	"errors"
@@ -18,19 +21,19 @@ import (
 // renders them (here, then the Helm side with the same functions): they must not read the
 // operator's environment or the cluster, and must not exhaust its memory or CPU.
 const (
-	// MaxTemplateOutput is the most all the templates of one resource may render, in bytes:
+	// MaxOutput is the most all the templates of one resource may render, in bytes:
 	// a Secret holds at most 1 MiB.
-	MaxTemplateOutput = 1 << 20
-	// MaxTemplateValue is the largest value (string, list or dict, counted deeply) a
+	MaxOutput = 1 << 20
+	// MaxValue is the largest value (string, list or dict, counted deeply) a
 	// function may take or return while rendering.
-	MaxTemplateValue = 1 << 20
-	// MaxTemplateWork bounds the work of rendering all the templates of one resource: one
+	MaxValue = 1 << 20
+	// MaxWork bounds the work of rendering all the templates of one resource: one
 	// unit per range iteration and function call, plus the bytes (/256) and elements the
 	// calls handle. Real templates use a few hundred units.
-	MaxTemplateWork = 1_000_000
-	// MaxTemplateTime is a backstop on the wall time of rendering all the templates of one
+	MaxWork = 1_000_000
+	// MaxTime is a backstop on the wall time of rendering all the templates of one
 	// resource (the work budget normally stops a template much earlier).
-	MaxTemplateTime = 2 * time.Second
+	MaxTime = 2 * time.Second
 	// maxTemplateCount bounds the count arguments (repeat, until, seq, indent, rand*).
 	maxTemplateCount = 1 << 16
 	// maxTemplateRegex bounds the length of a regular expression.
@@ -66,10 +69,10 @@ var templateWeights = map[string]int{
 	"encryptAES": 100, "decryptAES": 100,
 }
 
-// TemplateFuncs are the functions spec.secret.templates may use: sprig's, as Helm offers them
+// Funcs are the functions spec.secret.templates may use: sprig's, as Helm offers them
 // (without env and expandenv), minus the forbidden ones. Rendering goes through
-// RenderTemplates, which also bounds them.
-func TemplateFuncs() texttemplate.FuncMap {
+// Render, which also bounds them.
+func Funcs() texttemplate.FuncMap {
 	f := sprig.TxtFuncMap()
 	for name := range forbiddenTemplateFuncs {
 		delete(f, name)
@@ -77,22 +80,22 @@ func TemplateFuncs() texttemplate.FuncMap {
 	return f
 }
 
-// TemplateError is a spec.secret.templates entry that cannot be rendered. Its message names
+// Error is a spec.secret.templates entry that cannot be rendered. Its message names
 // the key and the cause and never carries a credential value.
-type TemplateError struct{ Msg string }
+type Error struct{ Msg string }
 
-func (e *TemplateError) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
 // limitError is a limit hit while rendering; its message is ours (no value in it).
 type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// RenderTemplates renders spec.secret.templates over the add-on's raw keys, failing on a
+// Render renders spec.secret.templates over the add-on's raw keys, failing on a
 // template that does not parse, names a key the add-on does not have, uses a forbidden
 // function or define/template/block, fails to execute, or exceeds the limits above (output,
 // value sizes, work, time). Any credential value an error message would quote is redacted.
-func RenderTemplates(templates, data map[string]string) (map[string]string, error) {
+func Render(templates, data map[string]string) (map[string]string, error) {
 	if len(templates) == 0 {
 		return map[string]string{}, nil
 	}
@@ -113,9 +116,9 @@ func RenderTemplates(templates, data map[string]string) (map[string]string, erro
 		fail := func(what string, err error) error {
 			var le *limitError
 			if errors.As(err, &le) {
-				return &TemplateError{Msg: fmt.Sprintf("spec.secret.templates[%s] %s", key, le.msg)}
+				return &Error{Msg: fmt.Sprintf("spec.secret.templates[%s] %s", key, le.msg)}
 			}
-			return &TemplateError{Msg: fmt.Sprintf("spec.secret.templates[%s] %s: %s", key, what, redact(err.Error(), data))}
+			return &Error{Msg: fmt.Sprintf("spec.secret.templates[%s] %s: %s", key, what, redact(err.Error(), data))}
 		}
 		t, err := texttemplate.New(key).Option("missingkey=error").Funcs(funcs).Parse(templates[key])
 		if err != nil {
@@ -142,7 +145,7 @@ func RenderTemplates(templates, data map[string]string) (map[string]string, erro
 	return out, nil
 }
 
-// templateGuard holds the budget of one RenderTemplates call.
+// templateGuard holds the budget of one Render call.
 type templateGuard struct {
 	start  time.Time
 	work   int
@@ -151,16 +154,16 @@ type templateGuard struct {
 
 func (g *templateGuard) charge(n int) {
 	g.work += n
-	if g.work > MaxTemplateWork {
-		panic(&limitError{fmt.Sprintf("takes too much work to render (more than %d steps: loops or functions over too much data)", MaxTemplateWork)})
+	if g.work > MaxWork {
+		panic(&limitError{fmt.Sprintf("takes too much work to render (more than %d steps: loops or functions over too much data)", MaxWork)})
 	}
-	if time.Since(g.start) > MaxTemplateTime {
-		panic(&limitError{fmt.Sprintf("takes more than %s to render", MaxTemplateTime)})
+	if time.Since(g.start) > MaxTime {
+		panic(&limitError{fmt.Sprintf("takes more than %s to render", MaxTime)})
 	}
 }
 
 // limitedWriter collects one template's output and fails once all the templates together
-// wrote more than MaxTemplateOutput.
+// wrote more than MaxOutput.
 type limitedWriter struct {
 	g *templateGuard
 	b strings.Builder
@@ -168,8 +171,8 @@ type limitedWriter struct {
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
 	w.g.output += len(p)
-	if w.g.output > MaxTemplateOutput {
-		return 0, &limitError{fmt.Sprintf("renders more than %d bytes in all (a Secret holds at most 1 MiB)", MaxTemplateOutput)}
+	if w.g.output > MaxOutput {
+		return 0, &limitError{fmt.Sprintf("renders more than %d bytes in all (a Secret holds at most 1 MiB)", MaxOutput)}
 	}
 	w.g.work += len(p) / 256
 	return w.b.Write(p)
@@ -268,7 +271,7 @@ func walkBranch(tree *parse.Tree, b *parse.BranchNode) error {
 // arguments) and the size of its result after it. text/template turns the panics of a
 // function into an execution error, so a limit stops the render cleanly.
 func (g *templateGuard) funcs() texttemplate.FuncMap {
-	f := TemplateFuncs()
+	f := Funcs()
 	// The builtins that can make large strings, so they are bounded too.
 	f["print"] = fmt.Sprint
 	f["printf"] = fmt.Sprintf
@@ -297,8 +300,8 @@ func (g *templateGuard) wrap(name string, fn any) any {
 		for _, a := range args {
 			in += g.size(a, 0)
 		}
-		if in > 2*MaxTemplateValue {
-			panic(&limitError{fmt.Sprintf("cannot be rendered: the arguments of %s are larger than %d bytes", name, 2*MaxTemplateValue)})
+		if in > 2*MaxValue {
+			panic(&limitError{fmt.Sprintf("cannot be rendered: the arguments of %s are larger than %d bytes", name, 2*MaxValue)})
 		}
 		g.charge(1 + weight + in/256)
 		if strings.HasPrefix(name, "regex") || strings.HasPrefix(name, "mustRegex") {
@@ -306,8 +309,8 @@ func (g *templateGuard) wrap(name string, fn any) any {
 				panic(&limitError{fmt.Sprintf("cannot be rendered: the regular expression given to %s is longer than %d bytes", name, maxTemplateRegex)})
 			}
 		}
-		if est, work := estimate(name, args); est > MaxTemplateValue {
-			panic(&limitError{fmt.Sprintf("cannot be rendered: %s would produce more than %d bytes", name, MaxTemplateValue)})
+		if est, work := estimate(name, args); est > MaxValue {
+			panic(&limitError{fmt.Sprintf("cannot be rendered: %s would produce more than %d bytes", name, MaxValue)})
 		} else if work > 0 {
 			g.charge(work)
 		}
@@ -318,8 +321,8 @@ func (g *templateGuard) wrap(name string, fn any) any {
 			out = v.Call(args)
 		}
 		if len(out) > 0 {
-			if n := g.size(out[0], 0); n > MaxTemplateValue {
-				panic(&limitError{fmt.Sprintf("cannot be rendered: %s produced more than %d bytes", name, MaxTemplateValue)})
+			if n := g.size(out[0], 0); n > MaxValue {
+				panic(&limitError{fmt.Sprintf("cannot be rendered: %s produced more than %d bytes", name, MaxValue)})
 			} else {
 				g.charge(n / 256)
 			}
@@ -329,7 +332,7 @@ func (g *templateGuard) wrap(name string, fn any) any {
 }
 
 // size is a value's deep size in bytes (strings count their length, elements at least 8),
-// charging one unit per element visited; it stops counting past MaxTemplateValue.
+// charging one unit per element visited; it stops counting past MaxValue.
 func (g *templateGuard) size(v reflect.Value, depth int) int {
 	if depth > maxTemplateDepth {
 		panic(&limitError{fmt.Sprintf("cannot be rendered: a value is nested more than %d levels deep", maxTemplateDepth)})
@@ -353,7 +356,7 @@ func (g *templateGuard) size(v reflect.Value, depth int) int {
 		for i := 0; i < v.Len(); i++ {
 			g.work++
 			n += 8 + g.size(v.Index(i), depth+1)
-			if n > MaxTemplateValue {
+			if n > MaxValue {
 				return n
 			}
 		}
@@ -364,7 +367,7 @@ func (g *templateGuard) size(v reflect.Value, depth int) int {
 		for it.Next() {
 			g.work++
 			n += 16 + g.size(it.Key(), depth+1) + g.size(it.Value(), depth+1)
-			if n > MaxTemplateValue {
+			if n > MaxValue {
 				return n
 			}
 		}
@@ -414,14 +417,14 @@ func estimate(name string, args []reflect.Value) (size, work int) {
 	count := func(n float64) int {
 		n = math.Abs(n)
 		if n > maxTemplateCount {
-			return MaxTemplateValue + 1
+			return MaxValue + 1
 		}
 		return int(n)
 	}
 	switch name {
 	case "repeat":
 		c := count(num(0))
-		if c > MaxTemplateValue {
+		if c > MaxValue {
 			return c, 0
 		}
 		return c * len(str(1)), 0
@@ -455,7 +458,7 @@ func estimate(name string, args []reflect.Value) (size, work int) {
 	case "indent", "nindent":
 		s := str(1)
 		c := count(num(0))
-		if c > MaxTemplateValue {
+		if c > MaxValue {
 			return c, 0
 		}
 		return len(s) + c*(strings.Count(s, "\n")+2), 0
@@ -493,17 +496,17 @@ func estimate(name string, args []reflect.Value) (size, work int) {
 			c := format[i]
 			if c >= '0' && c <= '9' {
 				n = n*10 + int(c-'0')
-				if n > MaxTemplateValue {
+				if n > MaxValue {
 					return n, 0
 				}
 				continue
 			}
 			size += n
 			if c == '*' {
-				size += MaxTemplateValue // a width from the arguments: only allowed alone
+				size += MaxValue // a width from the arguments: only allowed alone
 			}
 			n = 0
-			if size > MaxTemplateValue {
+			if size > MaxValue {
 				return size, 0
 			}
 		}

@@ -1,4 +1,4 @@
-package addon
+package templates
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 )
 
 // FuzzRenderTemplates: whatever spec.secret.templates a tenant writes, over whatever the
-// add-on's values are, RenderTemplates never panics, returns within its time limit, renders
-// at most MaxTemplateOutput bytes, and its error messages never carry a credential value.
+// add-on's values are, Render never panics, returns within its time limit, renders
+// at most MaxOutput bytes, and its error messages never carry a credential value.
 // The seeds (below and testdata/fuzz/FuzzRenderTemplates/) run with `go test`; `make fuzz`
 // explores.
 func FuzzRenderTemplates(f *testing.F) {
@@ -62,13 +62,13 @@ func FuzzRenderTemplates(f *testing.F) {
 			"HOST":     host,
 			"USER":     "fz-user-K8d2m",
 		}
-		watchdog := time.AfterFunc(MaxTemplateTime+10*time.Second, func() {
-			panic(fmt.Sprintf("RenderTemplates did not return within %s", MaxTemplateTime+10*time.Second))
+		watchdog := time.AfterFunc(MaxTime+10*time.Second, func() {
+			panic(fmt.Sprintf("Render did not return within %s", MaxTime+10*time.Second))
 		})
 		defer watchdog.Stop()
 		start := time.Now()
-		out, err := RenderTemplates(map[string]string{"K": tmpl, "URL": "{{ .HOST }}"}, data)
-		if d := time.Since(start); d > MaxTemplateTime+3*time.Second {
+		out, err := Render(map[string]string{"K": tmpl, "URL": "{{ .HOST }}"}, data)
+		if d := time.Since(start); d > MaxTime+3*time.Second {
 			t.Fatalf("took %s", d)
 		}
 		if err == nil {
@@ -76,7 +76,7 @@ func FuzzRenderTemplates(f *testing.F) {
 			for _, v := range out {
 				n += len(v)
 			}
-			if n > MaxTemplateOutput {
+			if n > MaxOutput {
 				t.Fatalf("rendered %d bytes", n)
 			}
 			return

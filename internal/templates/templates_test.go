@@ -1,4 +1,4 @@
-package addon
+package templates
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ func TestRenderTemplatesAllowsOrdinaryTemplates(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			out, err := RenderTemplates(map[string]string{"K": c.tmpl}, tmplData)
+			out, err := Render(map[string]string{"K": c.tmpl}, tmplData)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestRenderTemplatesAllowsOrdinaryTemplates(t *testing.T) {
 
 // TestRenderTemplatesRefusesHostileTemplates: the templates a tenant could write to read the
 // operator's environment or the cluster, render other templates, or exhaust the operator's
-// memory or CPU are refused with a TemplateError naming the key and the cause, quickly, with
+// memory or CPU are refused with a Error naming the key and the cause, quickly, with
 // bounded memory, and without a credential value in the message.
 func TestRenderTemplatesRefusesHostileTemplates(t *testing.T) {
 	t.Setenv("CLEVER_OPERATOR_TEST_ENV_SECRET", "operator-env-S3cret")
@@ -102,19 +102,19 @@ func TestRenderTemplatesRefusesHostileTemplates(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			out, err := RenderTemplates(map[string]string{"K": c.tmpl, "OK": "{{ .HOST }}"}, tmplData)
+			out, err := Render(map[string]string{"K": c.tmpl, "OK": "{{ .HOST }}"}, tmplData)
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
-			var te *TemplateError
+			var te *Error
 			if !errors.As(err, &te) {
-				t.Fatalf("want a TemplateError, got %v (output %d bytes)", err, len(out["K"]))
+				t.Fatalf("want a Error, got %v (output %d bytes)", err, len(out["K"]))
 			}
 			msg := err.Error()
 			// Work and time are two bounds on the same loop: on a loaded machine (the tests of
 			// other packages running beside) the time bound can come first; either refusal is
 			// the one the user must get.
 			said := strings.Contains(msg, c.want) ||
-				strings.HasPrefix(c.want, "takes too much work") && strings.Contains(msg, fmt.Sprintf("takes more than %s to render", MaxTemplateTime))
+				strings.HasPrefix(c.want, "takes too much work") && strings.Contains(msg, fmt.Sprintf("takes more than %s to render", MaxTime))
 			if !strings.HasPrefix(msg, "spec.secret.templates[K] ") || !said {
 				t.Fatalf("message %q does not say %q", msg, c.want)
 			}
@@ -123,7 +123,7 @@ func TestRenderTemplatesRefusesHostileTemplates(t *testing.T) {
 					t.Fatalf("message quotes a secret: %s", msg)
 				}
 			}
-			if took > MaxTemplateTime+time.Second {
+			if took > MaxTime+time.Second {
 				t.Fatalf("took %s", took)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
@@ -141,7 +141,7 @@ func TestRenderTemplatesBudgetIsShared(t *testing.T) {
 	for _, k := range []string{"A", "B", "C", "D"} {
 		tmpls[k] = `{{ range until 5 }}{{ repeat 60000 "x" }}{{ end }}`
 	}
-	_, err := RenderTemplates(tmpls, tmplData)
+	_, err := Render(tmpls, tmplData)
 	if err == nil || !strings.Contains(err.Error(), "renders more than 1048576 bytes in all") {
 		t.Fatalf("got %v", err)
 	}
@@ -150,17 +150,17 @@ func TestRenderTemplatesBudgetIsShared(t *testing.T) {
 		tmpls[k] = `{{ range until 60000 }}{{ $x := 1 }}{{ end }}`
 	}
 	tmpls["A"] = `{{ range 500000 }}{{ end }}`
-	if _, err := RenderTemplates(tmpls, tmplData); err == nil || !strings.Contains(err.Error(), "too much work") {
+	if _, err := Render(tmpls, tmplData); err == nil || !strings.Contains(err.Error(), "too much work") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 // TestTemplateFuncsHaveNoEnvironmentOrNetwork: the function map itself.
 func TestTemplateFuncsHaveNoEnvironmentOrNetwork(t *testing.T) {
-	f := TemplateFuncs()
+	f := Funcs()
 	for _, name := range []string{"env", "expandenv", "getHostByName", "lookup", "include", "tpl", "genPrivateKey", "derivePassword"} {
 		if _, ok := f[name]; ok {
-			t.Errorf("TemplateFuncs offers %s", name)
+			t.Errorf("Funcs offers %s", name)
 		}
 	}
 }
