@@ -13,6 +13,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -192,5 +193,5 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 		s.applyBackups(bs)
 	}
 	r.observed.Store(obj.GetUID(), r.now())
-	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
+	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 }

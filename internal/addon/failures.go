@@ -16,6 +16,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -42,7 +43,7 @@ func (s *pass) fail(reason, msg string, cause error) error {
 		s.log.V(1).Info("will retry", "reason", reason, "error", cause.Error())
 		return stopRetry(cause)
 	}
-	return stop(ctrl.Result{RequeueAfter: Jitter(s.r.ResyncPeriod)})
+	return stop(ctrl.Result{RequeueAfter: queue.Jitter(s.r.ResyncPeriod)})
 }
 
 // failureKind is how an API error is reported.
@@ -149,7 +150,7 @@ func (s *pass) throttled(doing string, err error) error {
 		// of growing the resource's backoff, which after a long throttle or outage would
 		// leave it waiting minutes once the API is back. Sent requests stay under the
 		// client's rate limit either way.
-		return stop(ctrl.Result{RequeueAfter: Jitter(max(d, time.Second))})
+		return stop(ctrl.Result{RequeueAfter: queue.Jitter(max(d, time.Second))})
 	}
 	return stopRetry(err)
 }

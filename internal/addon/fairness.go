@@ -3,12 +3,12 @@ package addon
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // Fairness between tenants (docs/security.md, "Fairness between tenants"): a
@@ -29,26 +29,11 @@ import (
 //     host, not by the token (Resolver.ClientFor), and counts the attempts left unanswered:
 //     a namespace does not reset an open circuit by minting a new token.
 
-// DefaultPassTimeout bounds one pass of the engine and of the standalone controllers (and a
-// credentials check): enough for a pass's few calls with the client's retries against a slow
-// Clever Cloud, but not for a stuck endpoint's 30 s × 5 attempts per call.
-const DefaultPassTimeout = 60 * time.Second
-
-// TenantRetry is how soon a pass over its tenant's share of workers is tried again (plus up
-// to as much again of jitter).
-const TenantRetry = time.Second
-
-// TenantJitter is a pass's delay when its tenant holds its share of workers: TenantRetry
-// plus up to as much again.
-func TenantJitter() time.Duration {
-	return TenantRetry + time.Duration(rand.Int64N(int64(TenantRetry)+1))
-}
-
 func (r *Reconciler) passTimeout() time.Duration {
 	if r.PassTimeout > 0 {
 		return r.PassTimeout
 	}
-	return DefaultPassTimeout
+	return queue.DefaultPassTimeout
 }
 
 // tenantShare is how many of the kind's workers one tenant's passes may hold at once:
@@ -67,43 +52,6 @@ func (r *Reconciler) tenantShare() int {
 	return max(1, workers/2)
 }
 
-// TenantSlots counts the passes each tenant has in flight (the engine's and the standalone
-// controllers' share of workers). The zero value is ready.
-type TenantSlots struct {
-	mu   sync.Mutex
-	held map[string]int
-}
-
-// Acquire takes one of key's share slots; false when key holds share already.
-func (t *TenantSlots) Acquire(key string, share int) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.held[key] >= share {
-		return false
-	}
-	if t.held == nil {
-		t.held = map[string]int{}
-	}
-	t.held[key]++
-	return true
-}
-
-// Release gives back a slot Acquire took.
-func (t *TenantSlots) Release(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.held[key]--; t.held[key] <= 0 {
-		delete(t.held, key)
-	}
-}
-
-// InFlight is how many passes key holds.
-func (t *TenantSlots) InFlight(key string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.held[key]
-}
-
 // takeSlot takes a worker slot for the pass's tenant (connect calls it, before any call).
 // Over the share it ends the pass, to be tried again after TenantRetry with jitter, without
 // any call or status change; a first pass stays a first pass.
@@ -117,7 +65,7 @@ func (r *Reconciler) takeSlot(s *pass, g *Grant) error {
 			keepNew(s.obj.GetUID())
 		}
 		s.log.V(1).Info("waiting for a worker of its credentials' share", "credentials", g.Source, "share", share)
-		return stop(ctrl.Result{RequeueAfter: TenantJitter()})
+		return stop(ctrl.Result{RequeueAfter: queue.TenantJitter()})
 	}
 	s.slot = g.Tenant
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -49,23 +50,6 @@ func TestTenantShare(t *testing.T) {
 			t.Errorf("workers %d, TenantWorkers %d: share %d, want %d", c.workers, c.tenant, got, c.want)
 		}
 	}
-	var s TenantSlots
-	if !s.Acquire("a", 2) || !s.Acquire("a", 2) || s.Acquire("a", 2) {
-		t.Fatal("tenant a: want two slots, then none")
-	}
-	if !s.Acquire("b", 2) {
-		t.Fatal("tenant b is not limited by a's share")
-	}
-	s.Release("a")
-	if !s.Acquire("a", 2) {
-		t.Fatal("a released slot is free again")
-	}
-	s.Release("a")
-	s.Release("a")
-	s.Release("b")
-	if len(s.held) != 0 {
-		t.Fatalf("slots left: %v", s.held)
-	}
 }
 
 // A pass of a tenant whose share of workers is in use makes no call and writes nothing: it
@@ -81,7 +65,7 @@ func TestPassOverTenantShareWaitsWithoutCalling(t *testing.T) {
 	h.r.slots.Acquire("namespace ns", 2)
 	h.r.slots.Acquire("namespace ns", 2)
 	res, err := h.r.reconcileObject(context.Background(), h.get(t, u))
-	if err != nil || res.RequeueAfter < TenantRetry || res.RequeueAfter > 2*TenantRetry {
+	if err != nil || res.RequeueAfter < queue.TenantRetry || res.RequeueAfter > 2*queue.TenantRetry {
 		t.Fatalf("over the share: %+v, %v; want a requeue after 1-2 s without error", res, err)
 	}
 	if len(api.calls) != 0 || h.statusWrites != 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +113,7 @@ type Reconciler struct {
 	// waits are the add-ons being provisioned this process waits for (waiting.go).
 	waits waitBoard
 	// slots are the passes each tenant has in flight (fairness.go).
-	slots TenantSlots
+	slots queue.TenantSlots
 }
 
 func (r *Reconciler) now() time.Time {
@@ -479,21 +478,13 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	if !seen {
 		// First sight after a (re)start: trust the published state, refresh one period later.
 		r.observed.Store(obj.GetUID(), r.now())
-		return upToDate, Jitter(period)
+		return upToDate, queue.Jitter(period)
 	}
 	elapsed := r.now().Sub(last.(time.Time))
 	if elapsed >= period*9/10 {
 		return refreshDue, 0
 	}
-	return upToDate, Jitter(period - elapsed)
-}
-
-// Jitter spreads periodic work: d plus up to a tenth of d (one second when d is not positive).
-func Jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return time.Second
-	}
-	return d + time.Duration(rand.Int64N(int64(d/10)+1))
+	return upToDate, queue.Jitter(period - elapsed)
 }
 
 // DefaultResyncPeriod is how often a Ready add-on is read again when --resync-period is not set.
@@ -675,7 +666,7 @@ func (r *Reconciler) mayCreate(s *pass) error {
 		return s.fail(status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
 	case s.life.paused:
 		s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")")
-		return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(s.obj))})
+		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
 	}
 	return nil
 }
@@ -789,7 +780,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		r.observed.Store(obj.GetUID(), r.now())
 		s.set(clearTransient)
 		s.reportDrift(r.addonDrift(obj, a))
-		return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
+		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 	}
 	var data map[string]string
 	var pending string
@@ -859,7 +850,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		return r.rollout(ctx, s)
 	}
 	s.handOff()
-	return stop(ctrl.Result{RequeueAfter: s.requeueAfter(Jitter(r.resyncPeriod(obj)))})
+	return stop(ctrl.Result{RequeueAfter: s.requeueAfter(queue.Jitter(r.resyncPeriod(obj)))})
 }
 
 // published is the status of a resource whose credentials were just published.

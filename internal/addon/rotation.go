@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // Rotation and rollout annotations.
@@ -95,7 +96,7 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 		}
 	}
 	s.set(func(u *unstructured.Unstructured) { kinds.CredRolledOutHash.Set(u, hash) })
-	return stop(ctrl.Result{RequeueAfter: Jitter(r.resyncPeriod(obj))})
+	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 }
 
 // PodTemplateAnnotation is the pod-template annotation bumped for a Secret.

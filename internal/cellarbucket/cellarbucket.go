@@ -35,6 +35,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -331,7 +332,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	}
 	_ = unstructured.SetNestedField(obj.Object, secretName, "status", "secretName")
 	rep.Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("bucket %s exists on %s; its name, host and keys are in Secret %s", bucket, k.Host, secretName), false)
-	return ctrl.Result{RequeueAfter: addon.Jitter(r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: queue.Jitter(r.ResyncPeriod)}, nil
 }
 
 func (r *Reconciler) s3Failed(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {

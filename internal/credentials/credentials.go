@@ -153,11 +153,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st.ObservedGeneration = obj.GetGeneration()
 	st.LastCheckedAt = &now
 	if res.RequeueAfter == 0 && retry == nil {
-		res.RequeueAfter = addon.Jitter(r.Period)
+		res.RequeueAfter = queue.Jitter(r.Period)
 		if readyStatus(st) != metav1.ConditionTrue {
 			// Credentials that do not work are few and being fixed: their Secret (not
 			// watched) is read again every minute, so a fix shows within a minute.
-			res.RequeueAfter = addon.Jitter(min(r.Period, NotReadyCheckPeriod))
+			res.RequeueAfter = queue.Jitter(min(r.Period, NotReadyCheckPeriod))
 		}
 	}
 	if err := r.writeStatus(ctx, obj); err != nil {
@@ -178,7 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // check asks Clever Cloud who the credentials are and what they reach, within
-// addon.DefaultPassTimeout (the endpoint is the credentials', which may never answer), with the
+// queue.DefaultPassTimeout (the endpoint is the credentials', which may never answer), with the
 // circuit of where they come from (circuitKey: a namespace's shared with its resources').
 func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, circuitKey string, st *v1alpha1.CleverCredentialsStatus, gen int64, now metav1.Time) (ctrl.Result, error) {
 	var c Checker
@@ -192,7 +192,7 @@ func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, circuitKey
 		r.setNotReady(st, status.ReasonInvalidCredentials, "cannot build a Clever Cloud client: "+err.Error(), gen, now)
 		return ctrl.Result{}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, addon.DefaultPassTimeout)
+	ctx, cancel := context.WithTimeout(ctx, queue.DefaultPassTimeout)
 	defer cancel()
 	self, err := c.Self(ctx)
 	if err == nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -218,7 +219,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 		unstructured.RemoveNestedField(obj.Object, "status", "peers")
 	}
 	r.report().Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
-	return ctrl.Result{RequeueAfter: addon.Jitter(r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: queue.Jitter(r.ResyncPeriod)}, nil
 }
 
 // creatingBackoff: 1 s, growing with the time the group has been Creating, up to 1 min.

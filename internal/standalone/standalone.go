@@ -134,7 +134,7 @@ type Tenants struct {
 	// Share overrides the share (0: half of ControllerOptions' workers, at least one;
 	// negative: no limit).
 	Share int
-	slots addon.TenantSlots
+	slots queue.TenantSlots
 }
 
 func (t *Tenants) share() int {
@@ -149,7 +149,7 @@ func (t *Tenants) share() int {
 
 // ErrTenantBusy ends a pass whose tenant holds its share of workers: Connect returns it before
 // any call, the pass returns it as is (Reporter.Fail passes it through), and Run drops the
-// pass's status changes and tries it again after addon.TenantJitter.
+// pass's status changes and tries it again after queue.TenantJitter.
 var ErrTenantBusy = errors.New("the credentials' share of workers is in use")
 
 // slotKey is the context key of the pass's slot (Run puts it there, Connect takes it).
@@ -220,7 +220,7 @@ func ControllerOptions() controller.Options {
 }
 
 // Run is one pass over the resource of gvk named by req: pass works on a copy and changes its
-// status in memory, within addon.DefaultPassTimeout (a credentials' endpoint may never
+// status in memory, within queue.DefaultPassTimeout (a credentials' endpoint may never
 // answer), holding a worker of its tenant's share from Connect on (tenants; nil: no share);
 // the status is written once, at the end (not after the finalizer went), without that
 // deadline. A pass over its tenant's share writes nothing and comes back in 1 to 2 s.
@@ -233,7 +233,7 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 	}
 	base := obj.DeepCopy()
 	sl := &slot{tenants: tenants}
-	pctx, cancel := context.WithTimeout(context.WithValue(ctx, slotKey{}, sl), addon.DefaultPassTimeout)
+	pctx, cancel := context.WithTimeout(context.WithValue(ctx, slotKey{}, sl), queue.DefaultPassTimeout)
 	res, err := pass(pctx, obj)
 	cancel()
 	if sl.held != "" {
@@ -241,7 +241,7 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 	}
 	if errors.Is(err, ErrTenantBusy) {
 		ctrl.LoggerFrom(ctx).V(1).Info("waiting for a worker of its credentials' share")
-		return ctrl.Result{RequeueAfter: addon.TenantJitter()}, nil
+		return ctrl.Result{RequeueAfter: queue.TenantJitter()}, nil
 	}
 	if addon.NamespaceTerminating(err) {
 		// Its namespace is being deleted (and the resource with it, which wakes it).

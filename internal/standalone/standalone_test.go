@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // grants resolves every resource to a grant of the tenant its "tenant" label names.
@@ -73,7 +74,7 @@ func TestRunHoldsATenantToItsShare(t *testing.T) {
 		called = g != nil
 		return ctrl.Result{}, nil
 	})
-	if err != nil || res.RequeueAfter < addon.TenantRetry || res.RequeueAfter > 2*addon.TenantRetry || called {
+	if err != nil || res.RequeueAfter < queue.TenantRetry || res.RequeueAfter > 2*queue.TenantRetry || called {
 		t.Fatalf("over the share: result %+v, err %v, called %v; want a retry in 1-2 s, no error, no call", res, err, called)
 	}
 	over := object("over", "")
