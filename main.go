@@ -167,7 +167,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.StringVar(&f.api.TokenExpiration, config.FlagTokenExpiration, "", "when the token expires (RFC 3339 or YYYY-MM-DD), for the expiry warning (env CLEVER_OPERATOR_API_TOKEN_EXPIRATION)")
 	fs.StringVar(&f.cleverToolsFile, config.FlagCleverToolsConfig, "", "clever-tools login file (clever-tools.json) to take the credentials from (env CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG; default: "+strings.Join(config.DefaultCleverToolsPaths, ", ")+" when it exists)")
 	fs.DurationVar(&f.expiryWarning, "credentials-expiry-warning", operator.DefaultCredentialsExpiryWarning, "warn (Warning events, log) this long before known credentials expire; 0 or less: never")
-	fs.StringVar(&f.defaultCredentials, "default-credentials", addon.DefaultCredentialsName, "ClusterCleverCredentials of the resources that name none and whose namespace has no override Secret (\"\": none, the operator's credentials allowed everywhere)")
+	fs.StringVar(&f.defaultCredentials, "default-credentials", credentials.DefaultCredentialsName, "ClusterCleverCredentials of the resources that name none and whose namespace has no override Secret (\"\": none, the operator's credentials allowed everywhere)")
 	fs.BoolVar(&f.createDefaultCredentials, "create-default-credentials", true, "create the --default-credentials ClusterCleverCredentials at start-up when it is absent (every namespace, any organisation)")
 	fs.DurationVar(&f.credentialsCheckPeriod, "credentials-check-period", credentials.DefaultCheckPeriod, "how often CleverCredentials and ClusterCleverCredentials are checked at Clever Cloud (GET /v2/self)")
 	// The credentials ValidatingAdmissionPolicy, installed by the operator itself (for OLM,

@@ -10,54 +10,12 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
-
-// API is the small per-resource client the engine drives (crossplane-runtime's
-// ExternalClient, reduced to the Clever Cloud calls). *clevercloud.Client implements it.
-type API interface {
-	// ListProvidersForOwner is the catalogue as the owner sees it (?orgaId=): with the plans
-	// private to that organisation.
-	ListProvidersForOwner(ctx context.Context, ownerID string) ([]clevercloud.Provider, error)
-	// GetProviderInfo is what a provider announces at v4: its versions and options.
-	GetProviderInfo(ctx context.Context, providerID string) (*clevercloud.ProviderInfo, error)
-	// Self is the current user: a call only the real API answers (confirms a 404).
-	Self(ctx context.Context) (*clevercloud.Self, error)
-	GetAddon(ctx context.Context, ownerID, addonID string) (*clevercloud.Addon, error)
-	ListAddons(ctx context.Context, ownerID string) ([]clevercloud.Addon, error)
-	CreateAddon(ctx context.Context, ownerID string, opts clevercloud.CreateOpts) (*clevercloud.Addon, error)
-	DeleteAddon(ctx context.Context, ownerID, addonID string) error
-	// RenameAddon marks an add-on as this resource's (kubernetes::<Kind>::<uid>) when a
-	// restored resource takes its add-on back.
-	RenameAddon(ctx context.Context, ownerID, addonID, name string) (*clevercloud.Addon, error)
-	GetAddonEnv(ctx context.Context, ownerID, addonID string) ([]clevercloud.Variable, error)
-	GetConfigProviderEnv(ctx context.Context, realID string) ([]clevercloud.Variable, error)
-	PutConfigProviderEnv(ctx context.Context, realID string, vars []clevercloud.Variable) ([]clevercloud.Variable, error)
-	StartMigration(ctx context.Context, ownerID, addonID string, req clevercloud.MigrationRequest) (*clevercloud.Migration, error)
-	GetMigration(ctx context.Context, ownerID, addonID, migrationID string) (*clevercloud.Migration, error)
-	ListMigrations(ctx context.Context, ownerID, addonID string) ([]clevercloud.Migration, error)
-	RenewCellarCredentials(ctx context.Context, ownerID, realID string) error
-	// ListBackups lists the backups of a kind Clever Cloud backs up, newest first (404: none).
-	ListBackups(ctx context.Context, ownerID, realID string) ([]clevercloud.Backup, error)
-	// The v4 calls of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
-	GetOperator(ctx context.Context, provider, realID string) (*clevercloud.OperatorInfo, error)
-	CheckOperatorVersion(ctx context.Context, provider, realID string) (*clevercloud.OperatorVersionCheck, error)
-	UpdateOperatorVersion(ctx context.Context, provider, realID, target string) (*clevercloud.OperatorInfo, error)
-	RebootOperator(ctx context.Context, provider, realID string) error
-	RebuildOperator(ctx context.Context, provider, realID string) error
-}
-
-// Credentials resolves what a resource's credentials allow (docs/operator.md, "Credentials
-// objects"): its spec.credentialsRef, else its namespace's override Secret, else the default
-// ClusterCleverCredentials. A refusal is a *RefusedError (reason and message for the
-// condition); other errors are transient.
-type Credentials interface {
-	Resolve(ctx context.Context, obj *unstructured.Unstructured) (*Grant, error)
-}
 
 // PlanCache resolves plan slugs and names to plan ids from the provider catalogue, fetched at
 // most once per TTL per credential set and owner (the catalogue is asked for with ?orgaId=, so
@@ -98,7 +56,7 @@ func (c *PlanCache) ttl() time.Duration {
 	return c.TTL
 }
 
-func (c *PlanCache) providers(ctx context.Context, api API, credKey, owner string, refresh bool) ([]clevercloud.Provider, error) {
+func (c *PlanCache) providers(ctx context.Context, api credentials.API, credKey, owner string, refresh bool) ([]clevercloud.Provider, error) {
 	key := credKey + "\x00" + owner
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -129,7 +87,7 @@ func (c *PlanCache) providers(ctx context.Context, api API, credKey, owner strin
 // (plan_…) is used as is; a slug, name or id is matched case-insensitively. The user's spec
 // is never rewritten. An unknown plan is a *SpecError listing the available plans; the
 // catalogue is refreshed once before giving that answer.
-func (c *PlanCache) Resolve(ctx context.Context, api API, key, owner, providerID, plan string) (string, error) {
+func (c *PlanCache) Resolve(ctx context.Context, api credentials.API, key, owner, providerID, plan string) (string, error) {
 	if strings.HasPrefix(plan, "plan_") {
 		return plan, nil
 	}
@@ -183,7 +141,7 @@ func findPlan(ps []clevercloud.Provider, providerID, plan string) (string, error
 // (ProviderNotFound), plan a slug, name or id of one of its plans (PlanNotFound), and region
 // one the provider and that plan are offered in (RegionNotAvailable); each message lists
 // what is on offer. The catalogue is refreshed once before any of these answers.
-func (c *PlanCache) Check(ctx context.Context, api API, key, owner, providerID, plan, region string) (string, error) {
+func (c *PlanCache) Check(ctx context.Context, api credentials.API, key, owner, providerID, plan, region string) (string, error) {
 	var lastErr error
 	for _, refresh := range []bool{false, true} {
 		ps, err := c.providers(ctx, api, key, owner, refresh)
@@ -253,7 +211,7 @@ func containsFold(list []string, s string) bool {
 
 // Plan returns a plan of the owner's catalogue by id (from the cache when it is fresh); false
 // when the catalogue cannot be read or does not list it.
-func (c *PlanCache) Plan(ctx context.Context, api API, key, owner, providerID, planID string) (clevercloud.Plan, bool) {
+func (c *PlanCache) Plan(ctx context.Context, api credentials.API, key, owner, providerID, planID string) (clevercloud.Plan, bool) {
 	ps, err := c.providers(ctx, api, key, owner, false)
 	if err != nil {
 		return clevercloud.Plan{}, false
@@ -274,7 +232,7 @@ func (c *PlanCache) Plan(ctx context.Context, api API, key, owner, providerID, p
 // ProviderInfo returns what the provider announces at v4 (GET /v4/addon-providers/{id}),
 // cached per credential set for the TTL (failures too, so a provider that does not offer the
 // endpoint costs one call per TTL). A nil info with a nil error never happens.
-func (c *PlanCache) ProviderInfo(ctx context.Context, api API, key, providerID string) (*clevercloud.ProviderInfo, error) {
+func (c *PlanCache) ProviderInfo(ctx context.Context, api credentials.API, key, providerID string) (*clevercloud.ProviderInfo, error) {
 	k := key + "\x00" + providerID
 	c.mu.Lock()
 	e, ok := c.infos[k]

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -124,7 +125,7 @@ func TestSummarize(t *testing.T) {
 
 // backupsAPI answers ListBackups and records the calls.
 type backupsAPI struct {
-	API
+	credentials.API
 	backups []clevercloud.Backup
 	err     error
 	calls   int

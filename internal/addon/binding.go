@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -108,7 +109,7 @@ func (c *claim) own(k *kinds.Kind, obj *unstructured.Unstructured) bool {
 //     spec.binding.any of the credentials object, or the id in spec.binding.addonIds, a list
 //     of add-on ids only, so a Network Group id is granted by binding.any).
 //
-// MayReference is that decision; every kinds.Path calls it before any call that reads the object's
+// MayReference is that decision; every path calls it before any call that reads the object's
 // credentials (env), reads or changes a Network Group, or signs a request with its keys.
 
 // What a Reference names, for messages.
@@ -138,7 +139,7 @@ type Reference struct {
 // was created from the resource's namespace, or grant allows binding it), else the refusal,
 // reason BindingNotAllowed, naming the id, the namespace and how an admin grants it. A nil
 // grant allows nothing beyond what the namespace created.
-func MayReference(ref Reference, grant *Grant) *RefusedError {
+func MayReference(ref Reference, grant *credentials.Grant) *credentials.RefusedError {
 	if ref.CreatedHere || (grant != nil && grant.AllowsBinding(ref.ID)) {
 		return nil
 	}
@@ -164,7 +165,7 @@ func MayReference(ref Reference, grant *Grant) *RefusedError {
 			origin = " (no Cellar of the namespace records it)"
 		}
 	}
-	return &RefusedError{Reason: status.ReasonBindingNotAllowed, Message: fmt.Sprintf(
+	return &credentials.RefusedError{Reason: status.ReasonBindingNotAllowed, Message: fmt.Sprintf(
 		"%s was not created from namespace %s%s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object: %s)",
 		what, ref.Namespace, origin, src, how)}
 }

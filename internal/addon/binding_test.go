@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -101,7 +102,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 	api := &fakeAPI{addons: map[string]clevercloud.Addon{"addon_1": existing}}
 	h := newHarness(t, k, api, first, second)
 	s := h.r.newPass(context.Background(), second)
-	s.api, s.grant = api, &Grant{BindAny: true}
+	s.api, s.grant = api, &credentials.Grant{BindAny: true}
 	if _, _, err := h.r.findAddon(context.Background(), s); err == nil {
 		t.Fatal("the second claimant was allowed")
 	}
@@ -115,7 +116,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 	kinds.StatusAdopted.Set(second, true)
 	second.SetCreationTimestamp(metav1.NewTime(first.GetCreationTimestamp().Add(time.Second)))
 	s = h.r.newPass(context.Background(), second)
-	s.api, s.grant = api, &Grant{BindAny: true}
+	s.api, s.grant = api, &credentials.Grant{BindAny: true}
 	if _, _, err := h.r.findAddon(context.Background(), s); err == nil {
 		t.Fatal("the younger of two holders kept the add-on")
 	}
@@ -182,7 +183,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 			api := &deleteAPI{}
 			h := newHarness(t, k, api, u)
 			h.r.ClaimKey = testClaimKey
-			h.r.Credentials = grantOnly{&Grant{API: api, Key: "k", Source: "test credentials"}} // no binding allowed
+			h.r.Credentials = grantOnly{&credentials.Grant{API: api, Key: "k", Source: "test credentials"}} // no binding allowed
 			if _, err := h.r.reconcileObject(context.Background(), u); err != nil {
 				t.Fatal(err)
 			}
@@ -194,8 +195,8 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 }
 
 // grantOnly resolves every resource to one grant.
-type grantOnly struct{ g *Grant }
+type grantOnly struct{ g *credentials.Grant }
 
-func (c grantOnly) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
+func (c grantOnly) Resolve(context.Context, *unstructured.Unstructured) (*credentials.Grant, error) {
 	return c.g, nil
 }

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -304,7 +305,7 @@ func TestFindAddon(t *testing.T) {
 			r.ClaimKey = key
 			s := r.newPass(context.Background(), u)
 			s.api, s.first = api, c.first
-			s.grant = &Grant{Source: "test credentials", BindAny: c.grantAny}
+			s.grant = &credentials.Grant{Source: "test credentials", BindAny: c.grantAny}
 			a, adopted, err := r.findAddon(context.Background(), s)
 			var ae *clevercloud.APIError
 			var sp *stopPass

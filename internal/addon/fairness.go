@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
@@ -55,7 +56,7 @@ func (r *Reconciler) tenantShare() int {
 // takeSlot takes a worker slot for the pass's tenant (connect calls it, before any call).
 // Over the share it ends the pass, to be tried again after TenantRetry with jitter, without
 // any call or status change; a first pass stays a first pass.
-func (r *Reconciler) takeSlot(s *pass, g *Grant) error {
+func (r *Reconciler) takeSlot(s *pass, g *credentials.Grant) error {
 	share := r.tenantShare()
 	if g.Tenant == "" || share == 0 || s.slot != "" {
 		return nil

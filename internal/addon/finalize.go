@@ -9,11 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -135,7 +137,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 // real API alone gives counts: the organisation's add-on list (200) without the add-on, or,
 // when the list itself answers 404, GET /v2/self answering 200 (the API is reached and does
 // not know the organisation, so nothing lives in it). why explains a refusal.
-func confirmGone(ctx context.Context, api API, org, addonID string) (gone bool, why string) {
+func confirmGone(ctx context.Context, api credentials.API, org, addonID string) (gone bool, why string) {
 	list, err := api.ListAddons(ctx, org)
 	switch {
 	case err == nil:
@@ -154,7 +156,7 @@ func confirmGone(ctx context.Context, api API, org, addonID string) (gone bool, 
 
 // ownerUnknown: the owner's add-on list answered 404; only GET /v2/self answering 200 shows
 // that this is Clever Cloud saying it does not know the organisation.
-func ownerUnknown(ctx context.Context, api API) (bool, string) {
+func ownerUnknown(ctx context.Context, api credentials.API) (bool, string) {
 	if _, err := api.Self(ctx); err != nil {
 		return false, fmt.Sprintf("the organisation's add-on list answered 404 too and GET /v2/self failed (%s): the endpoint in use does not look like the Clever Cloud API", apiMessage(err))
 	}
@@ -248,4 +250,22 @@ func (s *pass) failDelete(msg string, cause error) error {
 		s.event(corev1.EventTypeWarning, status.ReasonDeleteFailed, msg)
 	}
 	return stopRetry(cause)
+}
+
+// credentialsRefusals are the reasons connect reports a resource refused by its credentials.
+var credentialsRefusals = map[string]bool{
+	status.ReasonCredentialsNotFound:    true,
+	status.ReasonCredentialsNotAllowed:  true,
+	status.ReasonOrganisationNotAllowed: true,
+}
+
+func addonReadyReason(u *unstructured.Unstructured) string {
+	c, _ := status.Find(status.Conditions(u), status.TypeAddonReady)
+	return c.Reason
+}
+
+// refusedBefore: the resource's last pass was refused by its credentials (it never got
+// past connect since, so no Clever Cloud call was made for it in that state).
+func refusedBefore(u *unstructured.Unstructured) bool {
+	return credentialsRefusals[addonReadyReason(u)]
 }

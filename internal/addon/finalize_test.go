@@ -16,13 +16,14 @@ import (
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // deleteAPI is the Clever Cloud side of a deletion: what DELETE, the organisation's list and
 // /v2/self answer.
 type deleteAPI struct {
-	API
+	credentials.API
 	deleteErr error
 	list      []clevercloud.Addon
 	listErr   error
@@ -60,10 +61,10 @@ func (a *deleteAPI) Self(context.Context) (*clevercloud.Self, error) {
 	return &clevercloud.Self{ID: "user_1"}, nil
 }
 
-type staticCredentials struct{ api API }
+type staticCredentials struct{ api credentials.API }
 
-func (s staticCredentials) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
-	return &Grant{API: s.api, Key: "k", Source: "test credentials", BindAny: true}, nil
+func (s staticCredentials) Resolve(context.Context, *unstructured.Unstructured) (*credentials.Grant, error) {
+	return &credentials.Grant{API: s.api, Key: "k", Source: "test credentials", BindAny: true}, nil
 }
 
 // TestFinalizeA404IsNotProof drives finalize (no API server: a fake Kubernetes client and a
@@ -80,7 +81,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 		{"DELETE answers 2xx", "addon_1", &deleteAPI{}, true, ""},
 		{"404 confirmed by the organisation's list", "addon_1", &deleteAPI{deleteErr: apiErr(404), list: []clevercloud.Addon{{ID: "addon_2"}}}, true, ""},
 		{"404 but the list still has it", "addon_1", &deleteAPI{deleteErr: apiErr(404), list: []clevercloud.Addon{{ID: "addon_1"}}}, false, status.ReasonDeletionUnconfirmed},
-		{"everything 404s (wrong base kinds.Path)", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404), selfErr: apiErr(404)}, false, status.ReasonDeletionUnconfirmed},
+		{"everything 404s (wrong base path)", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404), selfErr: apiErr(404)}, false, status.ReasonDeletionUnconfirmed},
 		{"organisation unknown to a reachable API", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(404)}, true, ""},
 		{"404 and the list fails", "addon_1", &deleteAPI{deleteErr: apiErr(404), listErr: apiErr(503)}, false, status.ReasonDeletionUnconfirmed},
 		{"still provisioning (409)", "addon_1", &deleteAPI{deleteErr: apiErr(409)}, false, status.ReasonDeletionDeferred},
@@ -165,7 +166,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 
 // operatorAPI is an operator add-on at v4.
 type operatorAPI struct {
-	API
+	credentials.API
 	info     clevercloud.OperatorInfo
 	check    *clevercloud.OperatorVersionCheck
 	updates  []string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -31,14 +32,14 @@ import (
 // NetworkGroupGVK is the NetworkGroup kind (internal/networkgroup reconciles it).
 var NetworkGroupGVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1alpha1", Kind: "NetworkGroup"}
 
-// NetworkGroupAPI is what kinds.Memberships need beyond API (*clevercloud.Client implements it).
+// NetworkGroupAPI is what memberships need beyond API (*clevercloud.Client implements it).
 type NetworkGroupAPI interface {
 	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
 	AddNetworkGroupMember(ctx context.Context, ownerID, networkGroupID string, m clevercloud.NetworkGroupMember) error
 	RemoveNetworkGroupMember(ctx context.Context, ownerID, networkGroupID, memberID string) error
 }
 
-// networkGroupsPending says whether the kinds.Memberships need a full pass: the spec asks for
+// networkGroupsPending says whether the memberships need a full pass: the spec asks for
 // other groups than status holds, or the last attempt did not end with every one joined.
 func networkGroupsPending(u *unstructured.Unstructured) bool {
 	want, have := kinds.WantedGroups(u), kinds.Memberships(u)
@@ -68,7 +69,7 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-// syncNetworkGroups brings the add-on's kinds.Memberships to spec.networkGroups (a full pass's
+// syncNetworkGroups brings the add-on's memberships to spec.networkGroups (a full pass's
 // step, after the add-on is found and before its credentials are published). It reports in
 // status.networkGroups and the NetworkGroups condition, and returns when to look again
 // (0: nothing pending).
@@ -86,14 +87,14 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 	switch {
 	case len(want) > 0 && kinds.PrivateHostKey(provider) == "":
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, fmt.Sprintf(
-			"add-ons of provider %s cannot join a Network kinds.Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
+			"add-ons of provider %s cannot join a Network Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
 		return 0
 	case len(want) > 0 && strings.EqualFold(addon.Plan.Slug, "dev"):
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
-			"add-ons on the shared dev plan cannot join a Network kinds.Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
+			"add-ons on the shared dev plan cannot join a Network Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
 		return 0
 	case !ok:
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network kinds.Group calls")
+		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network Group calls")
 		return 0
 	}
 
@@ -125,10 +126,10 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		ng, err := api.GetNetworkGroup(ctx, s.org, id)
 		switch {
 		case clevercloud.IsNotFound(err):
-			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network kinds.Group %s (%s) does not exist in organisation %s", id, ref, s.org))
+			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.org))
 			continue
 		case err != nil:
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network kinds.Group %s (%s): %s", id, ref, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, apiMessage(err)))
 			keepPrevious(ref)
 			continue
 		}
@@ -143,10 +144,10 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 			err := api.AddNetworkGroupMember(ctx, s.org, id, clevercloud.NetworkGroupMember{
 				ID: memberID, Label: label, DomainName: clevercloud.MemberDomainName(id, memberID), Kind: clevercloud.MemberKindAddon})
 			if err != nil && !clevercloud.IsConflict(err) {
-				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network kinds.Group %s (%s): %s", id, ref, apiMessage(err)))
+				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, apiMessage(err)))
 				continue
 			}
-			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network kinds.Group %s (%s)", memberID, id, ref))
+			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
 		}
 		out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID})
 		joining = append(joining, fmt.Sprintf("%s (%s)", id, ref))
@@ -161,11 +162,11 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		}
 		err := api.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member)
 		if err != nil && !clevercloud.IsNotFound(err) {
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network kinds.Group %s: %s", m.ID, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, apiMessage(err)))
 			out = append(out, m)
 			continue
 		}
-		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network kinds.Group %s", m.Member, m.ID))
+		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
 	}
 	s.set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
 	if r.NetworkGroupChanged != nil {
@@ -185,17 +186,17 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		return 0 // a NetworkGroup's change (watched) or the spec's wakes the resource
 	case len(joining) > 0:
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupJoining,
-			"Clever Cloud is adding the add-on to Network kinds.Group "+strings.Join(joining, ", "))
+			"Clever Cloud is adding the add-on to Network Group "+strings.Join(joining, ", "))
 		return s.networkGroupsBackoff()
 	case len(want) == 0:
 		s.removeCondition(status.TypeNetworkGroups)
 		return 0
 	}
-	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network kinds.Group "+strings.Join(joined, ", "))
+	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network Group "+strings.Join(joined, ", "))
 	return 0
 }
 
-// networkGroupsBackoff is when to look at kinds.Memberships again while they do not settle: 2 s,
+// networkGroupsBackoff is when to look at memberships again while they do not settle: 2 s,
 // growing with the time the condition has been False, up to 5 min.
 func (s *pass) networkGroupsBackoff() time.Duration {
 	c, ok := status.Find(status.Conditions(s.base), status.TypeNetworkGroups)
@@ -285,14 +286,14 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id,
 
 // leaveNetworkGroups removes the add-on from its groups before it is deleted (errors other
 // than 404 stop the deletion, which is retried).
-func leaveNetworkGroups(ctx context.Context, s *pass, api API) error {
+func leaveNetworkGroups(ctx context.Context, s *pass, api credentials.API) error {
 	nga, ok := api.(NetworkGroupAPI)
 	if !ok {
 		return nil
 	}
 	for _, m := range kinds.Memberships(s.obj) {
 		if err := nga.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
-			return fmt.Errorf("leaving Network kinds.Group %s: %w", m.ID, err)
+			return fmt.Errorf("leaving Network Group %s: %w", m.ID, err)
 		}
 	}
 	return nil
@@ -319,7 +320,7 @@ func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []
 func (r *Reconciler) networkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
 	if len(kinds.WantedGroups(s.obj)) > 0 && s.life.observeOnly {
 		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
-			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network kinds.Group; remove spec.networkGroups or manage the add-on (Full)")
+			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network Group; remove spec.networkGroups or manage the add-on (Full)")
 		return 0
 	}
 	if s.life.paused {

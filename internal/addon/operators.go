@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -70,7 +71,7 @@ func otoroshiAPI(f func(*clevercloud.OtoroshiAPI) string) func(*clevercloud.Oper
 
 // operatorKeys maps each operator add-on's Secret keys (the names its v2 env used) to the v4
 // field holding the value; a nil get means only the env has it. The Keycloak admin console
-// is Keycloak's /admin kinds.Path of the access URL. Otoroshi's management API client id and
+// is Keycloak's /admin path of the access URL. Otoroshi's management API client id and
 // secret are api.user and api.secret, which the Terraform provider publishes as
 // CC_OTOROSHI_API_CLIENT_ID / CC_OTOROSHI_API_CLIENT_SECRET
 // (pkg/resources/software/otoroshi/crud.go).
@@ -226,12 +227,12 @@ type operatorAction struct {
 	handled    kinds.Path // where the value acted on is recorded
 	event      string
 	verb       string
-	call       func(API) func(context.Context, string, string) error
+	call       func(credentials.API) func(context.Context, string, string) error
 }
 
 var operatorActionList = []operatorAction{
-	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a API) func(context.Context, string, string) error { return a.RebootOperator }},
-	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a API) func(context.Context, string, string) error { return a.RebuildOperator }},
+	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a credentials.API) func(context.Context, string, string) error { return a.RebootOperator }},
+	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a credentials.API) func(context.Context, string, string) error { return a.RebuildOperator }},
 }
 
 // requested is the annotation's value not acted on yet ("" when none).

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
 // credsReadAPI answers the two credentials reads of an operator add-on and counts them.
 type credsReadAPI struct {
-	API
+	credentials.API
 	info      *clevercloud.OperatorInfo
 	env       []clevercloud.Variable
 	v4, v2env int

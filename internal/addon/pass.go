@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -42,8 +43,8 @@ type pass struct {
 	claim string
 	// grant is what the resource's credentials allow; api and key: its Clever Cloud client
 	// and the key of its credential set (all set by connect).
-	grant *Grant
-	api   API
+	grant *credentials.Grant
+	api   credentials.API
 	key   string
 	// slot is the tenant whose share of workers the pass holds ("" none: fairness.go).
 	slot string
@@ -65,7 +66,7 @@ type pass struct {
 	mode string
 	// soon, when positive, is when the pass wants to run again before the resync period
 	// (Network Group joins Clever Cloud has not finished); ngSynced: the pass synced the
-	// kinds.Memberships.
+	// memberships.
 	soon     time.Duration
 	ngSynced bool
 
@@ -87,7 +88,7 @@ func (r *Reconciler) newPass(ctx context.Context, obj *unstructured.Unstructured
 	}
 }
 
-// reset makes live the pass's resource and snapshot (the deletion kinds.Path reads it live).
+// reset makes live the pass's resource and snapshot (the deletion path reads it live).
 func (s *pass) reset(live *unstructured.Unstructured) {
 	s.obj, s.base = live, live.DeepCopy()
 	s.org, s.life = kinds.SpecOrganisation.String(live), lifecycleOf(live)
@@ -96,7 +97,7 @@ func (s *pass) reset(live *unstructured.Unstructured) {
 func (s *pass) now() time.Time { return s.r.now() }
 
 // requeueAfter is when a published resource is looked at again: d (the resync), sooner when
-// the pass asked for it, or in a second when kinds.Memberships are pending and this pass (a wait
+// the pass asked for it, or in a second when memberships are pending and this pass (a wait
 // or refresh pass) did not sync them: the next pass is a full one.
 func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	switch {

@@ -18,6 +18,7 @@ import (
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -25,7 +26,7 @@ import (
 // fakeAPI is a Clever Cloud API in memory: the add-ons it knows, their env, and errors to
 // answer. It records the calls it gets.
 type fakeAPI struct {
-	API
+	credentials.API
 	addons    map[string]clevercloud.Addon
 	env       []clevercloud.Variable
 	getErr    error
@@ -152,7 +153,7 @@ type harness struct {
 	rec                  *record.FakeRecorder
 }
 
-func newHarness(t *testing.T, k *kinds.Kind, api API, objs ...client.Object) *harness {
+func newHarness(t *testing.T, k *kinds.Kind, api credentials.API, objs ...client.Object) *harness {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := apiv1.AddToScheme(scheme); err != nil {

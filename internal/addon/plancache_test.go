@@ -10,11 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 type providersAPI struct {
-	API
+	credentials.API
 	calls  atomic.Int32
 	ps     []clevercloud.Provider
 	owners []string

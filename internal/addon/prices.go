@@ -15,6 +15,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
@@ -101,7 +102,7 @@ func (c *PriceCache) retryAfter() time.Duration {
 }
 
 // system is owner's price system for zone (from the cache while fresh).
-func (c *PriceCache) system(ctx context.Context, api API, credKey, owner, zone string) *priceEntry {
+func (c *PriceCache) system(ctx context.Context, api credentials.API, credKey, owner, zone string) *priceEntry {
 	key := credKey + "\x00" + owner + "\x00" + zone
 	c.mu.Lock()
 	e := c.entries[key]
@@ -133,7 +134,7 @@ func (c *PriceCache) system(ctx context.Context, api API, credKey, owner, zone s
 }
 
 // readPriceSystem reads the organisation's price system, else the list price system.
-func readPriceSystem(ctx context.Context, api API, owner, zone string) *priceEntry {
+func readPriceSystem(ctx context.Context, api credentials.API, owner, zone string) *priceEntry {
 	pa, ok := api.(PriceAPI)
 	if !ok {
 		return &priceEntry{err: fmt.Errorf("this client reads no price system")}
@@ -165,7 +166,7 @@ func readPriceSystem(ctx context.Context, api API, owner, zone string) *priceEnt
 
 // Price is what the plan planID of providerID costs in zone for owner. It never fails: a
 // price that cannot be had is a status with a reason.
-func (c *PriceCache) Price(ctx context.Context, api API, plans *PlanCache, credKey, owner, providerID, planID, zone string) shared.PriceStatus {
+func (c *PriceCache) Price(ctx context.Context, api credentials.API, plans *PlanCache, credKey, owner, providerID, planID, zone string) shared.PriceStatus {
 	out := shared.PriceStatus{Plan: planID, Zone: zone}
 	now := metav1.NewTime(c.now().UTC().Truncate(time.Second))
 	out.CheckedAt = &now

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
 // pricesAPI answers the catalogue and the two price systems as told.
 type pricesAPI struct {
-	API
+	credentials.API
 	ps             []clevercloud.Provider
 	org, list      *clevercloud.PriceSystem
 	orgErr, lstErr error

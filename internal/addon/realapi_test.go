@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -140,7 +141,7 @@ func TestSharedPlan(t *testing.T) {
 
 // confirmAPI answers the calls that confirm a 404.
 type confirmAPI struct {
-	API
+	credentials.API
 	list    []clevercloud.Addon
 	listErr error
 	selfErr error
@@ -170,7 +171,7 @@ func TestConfirmGone(t *testing.T) {
 		{"list answers without the add-on", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_other"}}}, true, "list"},
 		{"list still has it (the 404 was not Clever Cloud's)", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_1"}}}, false, "list"},
 		{"list has it by realId", &confirmAPI{list: []clevercloud.Addon{{ID: "addon_x", RealID: "addon_1"}}}, false, "list"},
-		{"everything 404s (wrong kinds.Path, proxy)", &confirmAPI{listErr: apiErr(404), selfErr: apiErr(404)}, false, "list,self"},
+		{"everything 404s (wrong path, proxy)", &confirmAPI{listErr: apiErr(404), selfErr: apiErr(404)}, false, "list,self"},
 		{"organisation unknown to a real API", &confirmAPI{listErr: apiErr(404)}, true, "list,self"},
 		{"list fails", &confirmAPI{listErr: apiErr(503)}, false, "list"},
 		{"list unauthorised", &confirmAPI{listErr: apiErr(401)}, false, "list"},

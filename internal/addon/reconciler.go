@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -59,7 +60,7 @@ type Reconciler struct {
 	Client      client.Client // the manager's (cached) client
 	APIReader   client.Reader // live reads, used before any irreversible call
 	Recorder    record.EventRecorder
-	Credentials Credentials
+	Credentials credentials.Credentials
 	Plans       *PlanCache
 	// Prices, when set, fills status.price from Clever Cloud's price systems (prices.go);
 	// nil: no price is looked up.
@@ -427,7 +428,7 @@ func (r *Reconciler) connect(ctx context.Context, s *pass) error {
 	}
 	g, err := r.Credentials.Resolve(ctx, s.obj)
 	if err != nil {
-		if ref, ok := AsRefused(err); ok {
+		if ref, ok := credentials.AsRefused(err); ok {
 			// Waits for the credentials (or the resource) to change: a change of a credentials
 			// object or override Secret enqueues the resources using it.
 			return s.fail(ref.Reason, ref.Message+hint, nil)
@@ -954,7 +955,7 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 	for i := range list {
 		if id != "" && list[i].ID == id {
 			// The organisation lists the add-on its GET said was not found: that 404 was not
-			// Clever Cloud's (proxy, wrong kinds.Path, incident). Use it; never create a second one.
+			// Clever Cloud's (proxy, wrong path, incident). Use it; never create a second one.
 			return &list[i], wasAdopted, nil
 		}
 	}

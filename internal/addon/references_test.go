@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -20,13 +21,13 @@ import (
 // the object (the caller's evidence from operator-written records) or the grant allows
 // binding the id; otherwise BindingNotAllowed, naming the id, the namespace and the grant.
 func TestMayReference(t *testing.T) {
-	none := &Grant{Source: "ClusterCleverCredentials for-team-b"}
-	any := &Grant{Source: "ClusterCleverCredentials for-team-b", BindAny: true}
-	listed := &Grant{Source: "ClusterCleverCredentials for-team-b", BindIDs: []string{"addon_a", "ng_a"}}
+	none := &credentials.Grant{Source: "ClusterCleverCredentials for-team-b"}
+	any := &credentials.Grant{Source: "ClusterCleverCredentials for-team-b", BindAny: true}
+	listed := &credentials.Grant{Source: "ClusterCleverCredentials for-team-b", BindIDs: []string{"addon_a", "ng_a"}}
 	cases := []struct {
 		name    string
 		ref     Reference
-		grant   *Grant
+		grant   *credentials.Grant
 		allowed bool
 		msg     []string
 	}{
@@ -42,11 +43,11 @@ func TestMayReference(t *testing.T) {
 		{"Cellar of a CellarBucket, not recorded here", Reference{What: ReferenceAddon, ID: "addon_c", Organisation: "orga_a", Namespace: "team-b", Field: "spec.cellar.addonId"}, none, false,
 			[]string{"add-on addon_c in organisation orga_a (spec.cellar.addonId)", "namespace team-b", "no Cellar of the namespace records it", "spec.binding"}},
 		{"Cellar of a CellarBucket, recorded here", Reference{What: ReferenceAddon, ID: "addon_c", Namespace: "team-a", Field: "spec.cellar.addonId", CreatedHere: true}, none, true, nil},
-		{"Network kinds.Group of another namespace", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Organisation: "orga_a", Namespace: "team-b", Field: "spec.networkGroups"}, none, false,
-			[]string{"Network kinds.Group ng_a in organisation orga_a (spec.networkGroups)", "namespace team-b", "no NetworkGroup of the namespace records it", "binding.any"}},
-		{"Network kinds.Group recorded here", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-a", CreatedHere: true}, none, true, nil},
-		{"Network kinds.Group, binding.any", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, any, true, nil},
-		{"Network kinds.Group, listed", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, listed, true, nil},
+		{"Network Group of another namespace", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Organisation: "orga_a", Namespace: "team-b", Field: "spec.networkGroups"}, none, false,
+			[]string{"Network Group ng_a in organisation orga_a (spec.networkGroups)", "namespace team-b", "no NetworkGroup of the namespace records it", "binding.any"}},
+		{"Network Group recorded here", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-a", CreatedHere: true}, none, true, nil},
+		{"Network Group, binding.any", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, any, true, nil},
+		{"Network Group, listed", Reference{What: ReferenceNetworkGroup, ID: "ng_a", Namespace: "team-b"}, listed, true, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestMayReference(t *testing.T) {
 			if err == nil {
 				return
 			}
-			ref, ok := AsRefused(err)
+			ref, ok := credentials.AsRefused(err)
 			if !ok || ref.Reason != status.ReasonBindingNotAllowed {
 				t.Fatalf("refusal %#v, want a RefusedError with reason %s", err, status.ReasonBindingNotAllowed)
 			}
@@ -134,13 +135,13 @@ func TestResolveGroupById(t *testing.T) {
 	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(ng).Build()}
 	cases := []struct {
 		name, ref string
-		grant     *Grant
+		grant     *credentials.Grant
 		reason    string
 	}{
 		{"recorded by a NetworkGroup of the namespace", "ng_mine", nil, ""},
-		{"another team's group", "ng_theirs", &Grant{Source: "ClusterCleverCredentials b"}, status.ReasonBindingNotAllowed},
+		{"another team's group", "ng_theirs", &credentials.Grant{Source: "ClusterCleverCredentials b"}, status.ReasonBindingNotAllowed},
 		{"another team's group, no grant", "ng_theirs", nil, status.ReasonBindingNotAllowed},
-		{"another team's group, binding.any", "ng_theirs", &Grant{BindAny: true}, ""},
+		{"another team's group, binding.any", "ng_theirs", &credentials.Grant{BindAny: true}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

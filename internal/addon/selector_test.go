@@ -15,13 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
 // resolveCounter counts credential resolutions: the first thing a pass that may call Clever
 // Cloud does.
 type resolveCounter struct{ n int }
 
-func (c *resolveCounter) Resolve(context.Context, *unstructured.Unstructured) (*Grant, error) {
+func (c *resolveCounter) Resolve(context.Context, *unstructured.Unstructured) (*credentials.Grant, error) {
 	c.n++
 	return nil, context.Canceled
 }

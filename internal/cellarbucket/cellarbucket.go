@@ -34,6 +34,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/standalone"
@@ -80,7 +81,7 @@ var cellarGVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1", Kind:
 // Reconciler reconciles CellarBucket resources.
 type Reconciler struct {
 	Client      client.Client
-	Credentials addon.Credentials
+	Credentials credentials.Credentials
 	Recorder    record.EventRecorder
 	// Selector, when set, limits the controller to the resources it matches (--watch-selector).
 	Selector     labels.Selector

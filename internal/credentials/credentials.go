@@ -4,6 +4,11 @@
 // start-up, and wakes the add-on resources that use credentials whose spec or readiness
 // changed (and those of a namespace whose override Secret changed), so a revoked or fixed
 // credential takes effect at once.
+//
+// It also holds what a resource's credentials allow (resolver.go, grant.go): the Resolver
+// turns a resource's spec.credentialsRef, its namespace's override Secret or the default
+// ClusterCleverCredentials into a Grant (the Clever Cloud client, organisations, bindings)
+// or a refusal, and API (api.go) is the client interface every controller drives.
 package credentials
 
 import (
@@ -27,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -60,7 +64,7 @@ type Reconciler struct {
 	// Cluster selects ClusterCleverCredentials; else CleverCredentials.
 	Cluster  bool
 	Client   client.Client
-	Resolver *addon.Resolver
+	Resolver *Resolver
 	// NewChecker returns the client of a configuration (default: the resolver's shared one,
 	// the engine's).
 	NewChecker func(config.APIConfig) (Checker, error)
@@ -81,9 +85,9 @@ func (r *Reconciler) now() time.Time {
 
 func (r *Reconciler) kind() string {
 	if r.Cluster {
-		return addon.KindClusterCleverCredentials
+		return KindClusterCleverCredentials
 	}
-	return addon.KindCleverCredentials
+	return KindCleverCredentials
 }
 
 func (r *Reconciler) newObject() client.Object {
@@ -140,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var retry error
 	now := metav1.NewTime(r.now())
 	if err != nil {
-		if ref, ok := addon.AsRefused(err); ok {
+		if ref, ok := AsRefused(err); ok {
 			r.setNotReady(st, ref.Reason, ref.Message, obj.GetGeneration(), now)
 			st.User, st.Organisations = nil, nil
 		} else {
@@ -148,7 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			retry = err
 		}
 	} else {
-		res, retry = r.check(ctx, cfg, addon.CircuitKey(obj), st, obj.GetGeneration(), now)
+		res, retry = r.check(ctx, cfg, CircuitKey(obj), st, obj.GetGeneration(), now)
 	}
 	st.ObservedGeneration = obj.GetGeneration()
 	st.LastCheckedAt = &now

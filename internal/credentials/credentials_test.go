@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -52,7 +51,7 @@ func setup(t *testing.T, checker *stubChecker, objs ...client.Object) (*Reconcil
 	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.CleverCredentials{}, &v1alpha1.ClusterCleverCredentials{}).Build()
 	rec := record.NewFakeRecorder(10)
-	res := &addon.Resolver{Reader: cl, SecretReader: cl, Global: config.APIConfig{Token: "op-token-123456", Secret: "op-secret-654321"}}
+	res := &Resolver{Reader: cl, SecretReader: cl, Global: config.APIConfig{Token: "op-token-123456", Secret: "op-secret-654321"}}
 	r := &Reconciler{Client: cl, Resolver: res, Recorder: rec, Log: logr.Discard(), Period: time.Minute,
 		NewChecker: func(config.APIConfig) (Checker, error) { return checker, nil }}
 	return r, cl, rec

@@ -10,8 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-
-	"github.com/clever-operator/clever-operator/internal/addon"
 )
 
 // Enqueuer wakes the engine's controllers for the add-on resources that use some credentials:
@@ -45,9 +43,9 @@ func (e *Enqueuer) Users(ctx context.Context, kind, namespace, name string) {
 	if e == nil {
 		return
 	}
-	isDefault := kind == addon.KindClusterCleverCredentials && name == e.DefaultName && name != ""
+	isDefault := kind == KindClusterCleverCredentials && name == e.DefaultName && name != ""
 	e.enqueue(ctx, namespace, func(u *unstructured.Unstructured) bool {
-		ref, ok := addon.CredentialsRefOf(u)
+		ref, ok := CredentialsRefOf(u)
 		if !ok {
 			return isDefault
 		}
@@ -62,7 +60,7 @@ func (e *Enqueuer) Namespace(ctx context.Context, namespace string) {
 		return
 	}
 	e.enqueue(ctx, namespace, func(u *unstructured.Unstructured) bool {
-		_, ok := addon.CredentialsRefOf(u)
+		_, ok := CredentialsRefOf(u)
 		return !ok
 	})
 }

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
@@ -189,7 +188,7 @@ func (r *InUse) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		}
 	}
 	if u.override {
-		for _, name := range addon.OverrideSecretNames {
+		for _, name := range OverrideSecretNames {
 			wantSecret[name] = true
 		}
 	}
@@ -243,11 +242,11 @@ func (r *InUse) usage(ctx context.Context, ns string) (usage, error) {
 			if !holdsAddon(obj) {
 				continue
 			}
-			ref, ok := addon.CredentialsRefOf(obj)
+			ref, ok := CredentialsRefOf(obj)
 			switch {
 			case !ok:
 				u.override = true
-			case ref.Kind == addon.KindCleverCredentials:
+			case ref.Kind == KindCleverCredentials:
 				u.credentials[ref.Name] = true
 			}
 		}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/standalone"
@@ -58,7 +59,7 @@ type API interface {
 // Reconciler reconciles NetworkGroup resources.
 type Reconciler struct {
 	Client      client.Client
-	Credentials addon.Credentials
+	Credentials credentials.Credentials
 	Recorder    record.EventRecorder
 	// Selector, when set, limits the controller to the resources it matches (--watch-selector).
 	Selector     labels.Selector

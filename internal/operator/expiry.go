@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
 // Credentials expiry (issue 13): Clever Cloud's API tokens (bearer, from the console or
@@ -167,7 +167,7 @@ func (w *expiryWatcher) check(ctx context.Context) {
 	observe(SourceOperator, w.global, podObj, "operator", "The operator's Clever Cloud credentials")
 	if w.secrets != nil {
 		for _, sec := range w.secrets(ctx) {
-			over, err := config.ParseOverrideSecret(sec.Data, addon.OverrideSecretKey)
+			over, err := config.ParseOverrideSecret(sec.Data, credentials.OverrideSecretKey)
 			if err != nil {
 				continue // the engine reports it on the resources
 			}

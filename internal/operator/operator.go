@@ -205,7 +205,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	defName := o.DefaultCredentials
 	if defName == "" {
-		defName = addon.DefaultCredentialsName
+		defName = credentials.DefaultCredentialsName
 	}
 	if o.NoDefaultCredentials {
 		defName = ""
@@ -214,7 +214,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if opNS == "" && o.Pod != "" {
 		opNS, _, _ = strings.Cut(o.Pod, "/")
 	}
-	creds := &addon.Resolver{
+	creds := &credentials.Resolver{
 		Reader:            mgr.GetClient(),
 		Overrides:         overrides,
 		SecretReader:      mgr.GetAPIReader(),
@@ -352,7 +352,7 @@ func syncedCheck(synced *atomic.Bool) healthz.Checker {
 // setupCredentials registers the credentials objects' controllers, the creation of the
 // default ClusterCleverCredentials, and the wake-ups of the resources whose override Secret
 // changed.
-func setupCredentials(mgr ctrl.Manager, o Options, res *addon.Resolver, enq *credentials.Enqueuer, overrides *overrideSecrets, recorder record.EventRecorder, inUse *credentials.InUse) error {
+func setupCredentials(mgr ctrl.Manager, o Options, res *credentials.Resolver, enq *credentials.Enqueuer, overrides *overrideSecrets, recorder record.EventRecorder, inUse *credentials.InUse) error {
 	for _, cluster := range []bool{false, true} {
 		r := &credentials.Reconciler{Cluster: cluster, Client: mgr.GetClient(), Resolver: res, Enqueuer: enq, Recorder: recorder,
 			Period: o.CredentialsCheckPeriod, Log: o.Log.WithName("credentials")}

@@ -12,10 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
-// overrideSecrets serves the per-namespace credentials Secrets (addon.OverrideSecretNames)
+// overrideSecrets serves the per-namespace credentials Secrets (credentials.OverrideSecretNames)
 // from one informer per name, each watching only the Secrets of that name (field selector).
 // Resolving a namespace's credentials then costs no API request, and an edit of such a
 // Secret is seen at once. Only these Secrets are held, not every Secret of the cluster.
@@ -31,7 +31,7 @@ func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
 
 func newOverrideSecrets(mgr ctrl.Manager, namespaces []string) (*overrideSecrets, error) {
 	o := &overrideSecrets{byName: map[string]cache.Cache{}}
-	for _, name := range addon.OverrideSecretNames {
+	for _, name := range credentials.OverrideSecretNames {
 		c, err := cache.New(mgr.GetConfig(), cache.Options{
 			HTTPClient:        mgr.GetHTTPClient(),
 			Scheme:            mgr.GetScheme(),
@@ -72,7 +72,7 @@ func (o *overrideSecrets) list(ctx context.Context) []corev1.Secret {
 		return nil
 	}
 	var out []corev1.Secret
-	for _, name := range addon.OverrideSecretNames {
+	for _, name := range credentials.OverrideSecretNames {
 		c, ok := o.byName[name]
 		if !ok {
 			continue
@@ -90,7 +90,7 @@ func (o *overrideSecrets) onChange(ctx context.Context, fn func()) error {
 	if o == nil {
 		return nil
 	}
-	for _, name := range addon.OverrideSecretNames {
+	for _, name := range credentials.OverrideSecretNames {
 		c, ok := o.byName[name]
 		if !ok {
 			continue
@@ -130,7 +130,7 @@ func (o *overrideSecrets) onNamespaceChange(ctx context.Context, fn func(namespa
 		}
 		return ""
 	}
-	for _, name := range addon.OverrideSecretNames {
+	for _, name := range credentials.OverrideSecretNames {
 		c, ok := o.byName[name]
 		if !ok {
 			continue

@@ -27,6 +27,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -128,7 +129,7 @@ func WriteStatus(ctx context.Context, c client.Client, base, obj *unstructured.U
 
 // Tenants shares a controller's workers between tenants by the engine's rule (docs/security.md,
 // "Fairness between tenants"): the passes whose credentials a namespace supplied, or whose
-// endpoint is not the operator's (addon.Grant.Tenant), hold at most half of the workers at
+// endpoint is not the operator's (credentials.Grant.Tenant), hold at most half of the workers at
 // once per tenant. The zero value is ready.
 type Tenants struct {
 	// Share overrides the share (0: half of ControllerOptions' workers, at least one;
@@ -164,10 +165,10 @@ type slot struct {
 // a worker of their tenant's share for the rest of the pass (Run gives it back). When the
 // credentials do not allow org, grant is nil and reason and msg say why (for a refusal); err
 // is ErrTenantBusy when the share is in use.
-func Connect(ctx context.Context, creds addon.Credentials, obj *unstructured.Unstructured, org string) (grant *addon.Grant, reason, msg string, err error) {
+func Connect(ctx context.Context, creds credentials.Credentials, obj *unstructured.Unstructured, org string) (grant *credentials.Grant, reason, msg string, err error) {
 	g, err := creds.Resolve(ctx, obj)
 	if err != nil {
-		if ref, ok := addon.AsRefused(err); ok {
+		if ref, ok := credentials.AsRefused(err); ok {
 			return nil, ref.Reason, ref.Message, nil
 		}
 		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err), nil

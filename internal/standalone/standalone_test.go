@@ -13,14 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // grants resolves every resource to a grant of the tenant its "tenant" label names.
 type grants struct{}
 
-func (grants) Resolve(_ context.Context, obj *unstructured.Unstructured) (*addon.Grant, error) {
-	return &addon.Grant{Source: "test", Tenant: obj.GetLabels()["tenant"]}, nil
+func (grants) Resolve(_ context.Context, obj *unstructured.Unstructured) (*credentials.Grant, error) {
+	return &credentials.Grant{Source: "test", Tenant: obj.GetLabels()["tenant"]}, nil
 }
 
 func object(name, tenant string) *unstructured.Unstructured {

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -107,7 +107,7 @@ var _ = Describe("fairness between tenants: team-b's credentials name an endpoin
 		// of its own that accepts connections and never answers, and 8 resources on it.
 		stuck := newStuckEndpoint()
 		tb := tenantClient(w.teamB)
-		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: addon.OverrideSecretNames[0], Namespace: w.teamB},
+		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credentials.OverrideSecretNames[0], Namespace: w.teamB},
 			StringData: map[string]string{"config": fmt.Sprintf("[api]\nendpoint = %q\ntoken = \"tk-stuck-1\"\n", stuck.URL)}}
 		Expect(tb.Create(ctx, override)).To(Succeed())
 		var teamB []*unstructured.Unstructured
@@ -197,7 +197,7 @@ var _ = Describe("fairness between tenants: the NetworkGroup controller's two wo
 		w := newWorld()
 		stuck := newStuckEndpoint()
 		tb := tenantClient(w.teamB)
-		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: addon.OverrideSecretNames[0], Namespace: w.teamB},
+		override := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credentials.OverrideSecretNames[0], Namespace: w.teamB},
 			StringData: map[string]string{"config": fmt.Sprintf("[api]\nendpoint = %q\ntoken = \"tk-stuck-ng\"\n", stuck.URL)}}
 		Expect(tb.Create(ctx, override)).To(Succeed())
 		var teamB []*unstructured.Unstructured

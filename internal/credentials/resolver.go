@@ -1,4 +1,4 @@
-package addon
+package credentials
 
 import (
 	"context"
@@ -493,22 +493,4 @@ func toStrings[T ~string](in []T) []string {
 		out[i] = string(v)
 	}
 	return out
-}
-
-// credentialsRefusals are the reasons connect reports a resource refused by its credentials.
-var credentialsRefusals = map[string]bool{
-	status.ReasonCredentialsNotFound:    true,
-	status.ReasonCredentialsNotAllowed:  true,
-	status.ReasonOrganisationNotAllowed: true,
-}
-
-func addonReadyReason(u *unstructured.Unstructured) string {
-	c, _ := status.Find(status.Conditions(u), status.TypeAddonReady)
-	return c.Reason
-}
-
-// refusedBefore: the resource's last pass was refused by its credentials (it never got
-// past connect since, so no Clever Cloud call was made for it in that state).
-func refusedBefore(u *unstructured.Unstructured) bool {
-	return credentialsRefusals[addonReadyReason(u)]
 }

@@ -1,9 +1,14 @@
-package addon
+package credentials
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,5 +170,60 @@ func TestConnectRefusesOrganisationBeforeAnyCall(t *testing.T) {
 	}
 	if !(&Grant{}).AllowsOrganisation("orga_any") {
 		t.Fatal("an empty list allows any organisation")
+	}
+}
+
+// The resolver keys the circuit by where credentials come from, not by their token: a
+// namespace's new token in its override Secret meets the circuit its old one opened.
+func TestResolverCircuitSurvivesANewToken(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	r := &Resolver{NewClient: func(cfg config.APIConfig) (*clevercloud.Client, error) {
+		return clevercloud.New(clevercloud.Config{Endpoint: cfg.RequestEndpoint(), Credentials: clevercloud.Credentials{BearerToken: cfg.Bearer()},
+			MaxRetries: -1, RateLimit: -1, CircuitThreshold: 2, CircuitCooldown: time.Minute})
+	}}
+	ns := fmt.Sprintf("fair-%d", time.Now().UnixNano())
+	ctx := context.Background()
+	g1, err := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "first-token"}, namespaceScope(ns), "Secret "+ns+"/clever-operator", nil, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g1.Tenant != "namespace "+ns {
+		t.Fatalf("Tenant %q", g1.Tenant)
+	}
+	for range 2 {
+		_, _ = g1.API.GetAddon(ctx, "orga_x", "addon_x")
+	}
+	g2, err := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "second-token"}, namespaceScope(ns), "Secret "+ns+"/clever-operator", nil, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2.Key == g1.Key {
+		t.Fatal("another token is another credential set")
+	}
+	if _, err := g2.API.GetAddon(ctx, "orga_x", "addon_x"); !clevercloud.IsThrottled(err) {
+		t.Fatalf("new token: %v; want the namespace's open circuit", err)
+	}
+	if n := hits.Load(); n != 2 {
+		t.Fatalf("endpoint hits %d, want 2", n)
+	}
+	// Another namespace has its own circuit; an admin's credentials at the operator's
+	// endpoint are not a tenant.
+	g3, _ := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "second-token"}, namespaceScope(ns+"-other"), "Secret x", nil, true, nil)
+	if _, err := g3.API.GetAddon(ctx, "orga_x", "addon_x"); clevercloud.IsThrottled(err) {
+		t.Fatal("another namespace shares the circuit")
+	}
+	r.Global = config.APIConfig{Endpoint: srv.URL}
+	g4, _ := r.grant(config.APIConfig{Endpoint: srv.URL, BearerToken: "op"}, scope{key: "ClusterCleverCredentials default in namespace " + ns, namespace: ns}, "ClusterCleverCredentials default", nil, true, nil)
+	if g4.Tenant != "" {
+		t.Fatalf("the operator's endpoint with an admin's credentials: Tenant %q, want none", g4.Tenant)
+	}
+	g5, _ := r.grant(config.APIConfig{Endpoint: "https://elsewhere.example", BearerToken: "op"}, scope{key: "ClusterCleverCredentials other in namespace " + ns, namespace: ns}, "ClusterCleverCredentials other", nil, true, nil)
+	if g5.Tenant != "ClusterCleverCredentials other in namespace "+ns {
+		t.Fatalf("an admin's credentials at another endpoint: Tenant %q", g5.Tenant)
 	}
 }
