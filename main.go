@@ -27,6 +27,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/admission"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -149,7 +150,7 @@ func newFlagSet() (*flags, *zap.Options, *flag.FlagSet) {
 	fs.BoolVar(&f.check, "t", false, "shorthand for --check")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", addon.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
-	fs.DurationVar(&f.priceRefresh, "price-refresh-period", addon.DefaultPriceRefresh, "how long a Clever Cloud price system is used before it is read again (status.price, the price metric); 0 turns price lookups off")
+	fs.DurationVar(&f.priceRefresh, "price-refresh-period", catalog.DefaultPriceRefresh, "how long a Clever Cloud price system is used before it is read again (status.price, the price metric); 0 turns price lookups off")
 	fs.StringVar(&f.cellarEndpoint, "cellar-endpoint", "", "S3 endpoint URL (http[s]://host[:port]) CellarBuckets reach every Cellar add-on at, instead of its CELLAR_ADDON_HOST over HTTPS (a proxy, a local S3 server for demos and tests)")
 	fs.DurationVar(&f.helmPeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")

@@ -184,7 +184,7 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 			s.reportBackupStale() // from status.backups, as the other reads do
 			return s.failAPI("reading the add-on's backups", err)
 		}
-		msg := fmt.Sprintf("Clever Cloud API error while reading the add-on's backups: %s", apiMessage(err))
+		msg := fmt.Sprintf("Clever Cloud API error while reading the add-on's backups: %s", clevercloud.Message(err))
 		if s.condition(status.TypeBackupStale, metav1.ConditionUnknown, status.ReasonBackupsUnreadable, msg) {
 			s.event(corev1.EventTypeWarning, status.ReasonBackupsUnreadable, msg)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -533,7 +534,7 @@ func TestCreate(t *testing.T) {
 				kinds.SpecPlan.Set(u, c.plan)
 				kinds.SpecRegion.SetOrRemove(u, c.region)
 			})
-			r := &Reconciler{Kind: kind(t, "Azimutt"), Plans: &PlanCache{}, ResyncPeriod: time.Hour}
+			r := &Reconciler{Kind: kind(t, "Azimutt"), Plans: &catalog.PlanCache{}, ResyncPeriod: time.Hour}
 			s := r.newPass(context.Background(), u)
 			s.api, s.key = c.api, "k"
 			a, _, err := r.create(context.Background(), s)

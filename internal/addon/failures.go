@@ -85,22 +85,22 @@ func (s *pass) failAPI(doing string, err error) error {
 		return s.throttled(doing, err)
 	case failForbidden:
 		return s.fail(status.ReasonInvalidCredentials,
-			fmt.Sprintf("Clever Cloud refused access while %s: %s; the credentials in use (the operator's, or the namespace's clever-operator Secret) cannot access organisation %s", doing, apiMessage(err), s.org), err)
+			fmt.Sprintf("Clever Cloud refused access while %s: %s; the credentials in use (the operator's, or the namespace's clever-operator Secret) cannot access organisation %s", doing, clevercloud.Message(err), s.org), err)
 	case failUnauthorized:
 		return s.fail(status.ReasonInvalidCredentials,
-			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, apiMessage(err)), err)
+			fmt.Sprintf("Clever Cloud rejected the operator's credentials while %s: %s; check the operator's API token or the namespace's clever-operator Secret", doing, clevercloud.Message(err)), err)
 	case failUnavailable:
-		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, apiMessage(err))
+		msg := fmt.Sprintf("Clever Cloud API unavailable while %s (will retry): %s", doing, clevercloud.Message(err))
 		if timedOut(err) {
 			// A stuck endpoint (a namespace's credentials may name any): the pass gave up.
-			msg = fmt.Sprintf("the Clever Cloud API endpoint %sdid not answer in time while %s (a pass gives up after %s; will retry): %s", s.endpointOf(), doing, s.r.passTimeout(), apiMessage(err))
+			msg = fmt.Sprintf("the Clever Cloud API endpoint %sdid not answer in time while %s (a pass gives up after %s; will retry): %s", s.endpointOf(), doing, s.r.passTimeout(), clevercloud.Message(err))
 		}
 		if a, ok := status.Find(status.Conditions(s.obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
 			return s.unsynced(msg, err)
 		}
 		return s.fail(status.ReasonAPIUnavailable, msg, err)
 	default:
-		return s.fail(status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, apiMessage(err)), err)
+		return s.fail(status.ReasonAPIError, fmt.Sprintf("Clever Cloud API error while %s: %s", doing, clevercloud.Message(err)), err)
 	}
 }
 
@@ -130,7 +130,7 @@ func clearTransient(u *unstructured.Unstructured) {
 // throttled records throttling without touching a Ready add-on, and retries: after the delay
 // the API gave, else with backoff.
 func (s *pass) throttled(doing string, err error) error {
-	msg := fmt.Sprintf("Clever Cloud API throttled while %s (will retry): %s", doing, apiMessage(err))
+	msg := fmt.Sprintf("Clever Cloud API throttled while %s (will retry): %s", doing, clevercloud.Message(err))
 	s.countError(status.TypeThrottled)
 	old, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
 	notReady := old.Status != string(metav1.ConditionTrue)
@@ -226,18 +226,3 @@ func truncateMessage(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-
-func apiMessage(err error) string {
-	var ae *clevercloud.APIError
-	if errors.As(err, &ae) {
-		if ae.Message != "" {
-			return fmt.Sprintf("%d %s", ae.StatusCode, ae.Message)
-		}
-		return fmt.Sprintf("HTTP %d", ae.StatusCode)
-	}
-	return err.Error()
-}
-
-// APIMessage is what a failed Clever Cloud call says, for conditions and events (the status
-// and Clever Cloud's message; never a request or response body).
-func APIMessage(err error) string { return apiMessage(err) }

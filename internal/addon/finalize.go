@@ -150,7 +150,7 @@ func confirmGone(ctx context.Context, api credentials.API, org, addonID string) 
 	case clevercloud.IsNotFound(err):
 		return ownerUnknown(ctx, api)
 	default:
-		return false, "confirming it through the organisation's add-on list failed: " + apiMessage(err)
+		return false, "confirming it through the organisation's add-on list failed: " + clevercloud.Message(err)
 	}
 }
 
@@ -158,7 +158,7 @@ func confirmGone(ctx context.Context, api credentials.API, org, addonID string) 
 // that this is Clever Cloud saying it does not know the organisation.
 func ownerUnknown(ctx context.Context, api credentials.API) (bool, string) {
 	if _, err := api.Self(ctx); err != nil {
-		return false, fmt.Sprintf("the organisation's add-on list answered 404 too and GET /v2/self failed (%s): the endpoint in use does not look like the Clever Cloud API", apiMessage(err))
+		return false, fmt.Sprintf("the organisation's add-on list answered 404 too and GET /v2/self failed (%s): the endpoint in use does not look like the Clever Cloud API", clevercloud.Message(err))
 	}
 	return true, ""
 }
@@ -205,7 +205,7 @@ func (s *pass) deletionUnconfirmed(msg string) error {
 
 // deletionDeferred: Clever Cloud refused the deletion for now (still provisioning).
 func (s *pass) deletionDeferred(addonID string, err error) error {
-	msg := fmt.Sprintf("Clever Cloud refused to delete add-on %s for now (%s); it is probably still being provisioned; retrying with a growing delay", addonID, apiMessage(err))
+	msg := fmt.Sprintf("Clever Cloud refused to delete add-on %s for now (%s); it is probably still being provisioned; retrying with a growing delay", addonID, clevercloud.Message(err))
 	return s.deletionWaiting(status.ReasonDeletionDeferred, msg)
 }
 
@@ -239,7 +239,7 @@ func (s *pass) failDeleteAPI(err error) error {
 		return stopRetry(err) // cancelled, not refused: nothing to report (see failAPI)
 	}
 	s.countError(status.ReasonDeleteFailed)
-	return s.failDelete("deleting the add-on at Clever Cloud failed: "+apiMessage(err), err)
+	return s.failDelete("deleting the add-on at Clever Cloud failed: "+clevercloud.Message(err), err)
 }
 
 // failDelete reports a deletion that cannot proceed (reason DeleteFailed) and how to release

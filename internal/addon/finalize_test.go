@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -115,7 +116,7 @@ func TestFinalizeA404IsNotProof(t *testing.T) {
 			}
 			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(u).WithStatusSubresource(&apiv1.Metabase{}).Build()
 			rec := record.NewFakeRecorder(10)
-			r := &Reconciler{Kind: k, Client: cl, APIReader: cl, Recorder: rec, Credentials: staticCredentials{c.api}, Plans: &PlanCache{}}
+			r := &Reconciler{Kind: k, Client: cl, APIReader: cl, Recorder: rec, Credentials: staticCredentials{c.api}, Plans: &catalog.PlanCache{}}
 
 			res, err := r.reconcileObject(context.Background(), u)
 			if err != nil {

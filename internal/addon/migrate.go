@@ -163,7 +163,7 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 	}
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
-			msg := "Clever Cloud refused the migration to " + target + ": " + apiMessage(err)
+			msg := "Clever Cloud refused the migration to " + target + ": " + clevercloud.Message(err)
 			s.migrationReport(migrationState{Status: clevercloud.MigrationFailed, Message: msg, Target: target, Generation: obj.GetGeneration()},
 				metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed)
 			return nil

@@ -129,7 +129,7 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.org))
 			continue
 		case err != nil:
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, clevercloud.Message(err)))
 			keepPrevious(ref)
 			continue
 		}
@@ -144,7 +144,7 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 			err := api.AddNetworkGroupMember(ctx, s.org, id, clevercloud.NetworkGroupMember{
 				ID: memberID, Label: label, DomainName: clevercloud.MemberDomainName(id, memberID), Kind: clevercloud.MemberKindAddon})
 			if err != nil && !clevercloud.IsConflict(err) {
-				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, apiMessage(err)))
+				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, clevercloud.Message(err)))
 				continue
 			}
 			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
@@ -162,7 +162,7 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		}
 		err := api.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member)
 		if err != nil && !clevercloud.IsNotFound(err) {
-			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, apiMessage(err)))
+			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, clevercloud.Message(err)))
 			out = append(out, m)
 			continue
 		}

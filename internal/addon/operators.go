@@ -320,7 +320,7 @@ func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clever
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
 			s.versionCondition(metav1.ConditionFalse, status.ReasonVersionNotAvailable,
-				fmt.Sprintf("Clever Cloud refused to move the add-on to version %s: %s", want, apiMessage(err)), corev1.EventTypeWarning)
+				fmt.Sprintf("Clever Cloud refused to move the add-on to version %s: %s", want, clevercloud.Message(err)), corev1.EventTypeWarning)
 			return nil
 		}
 		return s.failAPI("updating the add-on's version", err)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -166,7 +167,7 @@ func newHarness(t *testing.T, k *kinds.Kind, api credentials.API, objs ...client
 		WithIndex((&Reconciler{Kind: k}).newObject(), IndexStatusAddon, indexStatusAddon).Build()
 	h := &harness{rec: record.NewFakeRecorder(50)}
 	h.cl = &countingClient{Client: base, statusWrites: &h.statusWrites, writes: &h.writes}
-	h.r = &Reconciler{Kind: k, Client: h.cl, APIReader: h.cl, Recorder: h.rec, Credentials: staticCredentials{api}, Plans: &PlanCache{}, ResyncPeriod: time.Hour}
+	h.r = &Reconciler{Kind: k, Client: h.cl, APIReader: h.cl, Recorder: h.rec, Credentials: staticCredentials{api}, Plans: &catalog.PlanCache{}, ResyncPeriod: time.Hour}
 	return h
 }
 

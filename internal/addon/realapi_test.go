@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -133,7 +134,7 @@ func TestSharedPlan(t *testing.T) {
 		{"no feature: paid", clevercloud.Plan{Slug: "xs_sml", Price: 17.5}, false},
 	}
 	for _, c := range cases {
-		if got := SharedPlan(c.plan); got != c.want {
+		if got := catalog.SharedPlan(c.plan); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -61,10 +62,10 @@ type Reconciler struct {
 	APIReader   client.Reader // live reads, used before any irreversible call
 	Recorder    record.EventRecorder
 	Credentials credentials.Credentials
-	Plans       *PlanCache
+	Plans       *catalog.PlanCache
 	// Prices, when set, fills status.price from Clever Cloud's price systems (prices.go);
 	// nil: no price is looked up.
-	Prices *PriceCache
+	Prices *catalog.PriceCache
 	// ClaimKey signs and verifies the addon-claim annotations (binding.go); nil: no claims
 	// are written and none verifies.
 	ClaimKey []byte
@@ -141,7 +142,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.MaxConcurrentReconciles = 4
 	}
 	if r.Plans == nil {
-		r.Plans = &PlanCache{}
+		r.Plans = &catalog.PlanCache{}
 	}
 	// Who is bound to which add-on (a second claimant is refused, binding.go).
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.newObject(), IndexStatusAddon, indexStatusAddon); err != nil {
@@ -712,7 +713,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 	})
 	if err != nil {
 		if clevercloud.IsBadRequest(err) {
-			return nil, "", s.fail(status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+apiMessage(err), nil)
+			return nil, "", s.fail(status.ReasonInvalidSpec, "Clever Cloud refused to create the add-on: "+clevercloud.Message(err), nil)
 		}
 		return nil, "", s.failAPI("creating the add-on", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 )
 
@@ -53,7 +54,7 @@ func TestReconcileHonoursTheSelector(t *testing.T) {
 	}
 	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(obj("mine", "a"), obj("theirs", "b")).WithStatusSubresource(&apiv1.Redis{}).Build()
 	creds := &resolveCounter{}
-	r := &Reconciler{Kind: k, Client: cl, APIReader: cl, Recorder: record.NewFakeRecorder(10), Credentials: creds, Plans: &PlanCache{},
+	r := &Reconciler{Kind: k, Client: cl, APIReader: cl, Recorder: record.NewFakeRecorder(10), Credentials: creds, Plans: &catalog.PlanCache{},
 		Selector: labels.SelectorFromSet(labels.Set{"shard": "a"})}
 	finalizers := func(name string) []string {
 		live := &unstructured.Unstructured{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -28,7 +29,7 @@ func (r *Reconciler) options(ctx context.Context, s *pass, planID string, creati
 	if err != nil || r.Kind.VersionCode == nil {
 		return o, err
 	}
-	if pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID); ok && SharedPlan(pl) {
+	if pl, ok := r.Plans.Plan(ctx, api, key, org, r.Kind.ProviderID, planID); ok && catalog.SharedPlan(pl) {
 		o.Version, o.Encryption = "", ""
 		if !creating {
 			return o, nil
@@ -81,7 +82,7 @@ func (r *Reconciler) sharedPlanApplied(ctx context.Context, s *pass) bool {
 		return false
 	}
 	pl, ok := r.Plans.Plan(ctx, s.api, s.key, s.org, r.Kind.ProviderID, planID)
-	return ok && SharedPlan(pl)
+	return ok && catalog.SharedPlan(pl)
 }
 
 // specErrorReason is the condition reason of a SpecError (InvalidSpec unless it names one).

@@ -310,3 +310,16 @@ func truncate(s string, max int) string {
 	}
 	return s[:cut] + ellipsis
 }
+
+// Message is what a failed Clever Cloud call says, for conditions and events (the status
+// and Clever Cloud's message; never a request or response body).
+func Message(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		if ae.Message != "" {
+			return fmt.Sprintf("%d %s", ae.StatusCode, ae.Message)
+		}
+		return fmt.Sprintf("HTTP %d", ae.StatusCode)
+	}
+	return err.Error()
+}

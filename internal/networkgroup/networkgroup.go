@@ -182,7 +182,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 			Description: standalone.Str(obj, "spec", "description"), Tags: tags(obj)})
 		if err != nil && !clevercloud.IsConflict(err) {
 			if clevercloud.IsBadRequest(err) {
-				return r.report().Refuse(obj, status.ReasonInvalidSpec, "Clever Cloud refused the Network Group: "+addon.APIMessage(err))
+				return r.report().Refuse(obj, status.ReasonInvalidSpec, "Clever Cloud refused the Network Group: "+clevercloud.Message(err))
 			}
 			return r.report().Fail(obj, "creating Network Group "+id, err)
 		}

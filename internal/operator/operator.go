@@ -33,6 +33,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/cellarbucket"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
@@ -48,7 +49,7 @@ type Options struct {
 	API                 config.APIConfig
 	Watches             []watches.Watch
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
-	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: addon.DefaultPriceRefresh; < 0: off
+	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: catalog.DefaultPriceRefresh; < 0: off
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
 	Workers             int           // per kind; default 4
 	APIRateLimit        float64       // requests/s per credential set; 0 = client default
@@ -235,10 +236,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		o.CacheGuard.SetKey(claimKey)
 	}
 	enq := &credentials.Enqueuer{Reader: mgr.GetClient(), DefaultName: defName, Log: o.Log.WithName("credentials")}
-	plans := &addon.PlanCache{}
-	var prices *addon.PriceCache
+	plans := &catalog.PlanCache{}
+	var prices *catalog.PriceCache
 	if o.PriceRefresh >= 0 {
-		prices = &addon.PriceCache{TTL: o.PriceRefresh}
+		prices = &catalog.PriceCache{TTL: o.PriceRefresh}
 	}
 	o.Watches = withSelector(o.Watches, o.Selector)
 	var watched []kinds.Kind

@@ -90,9 +90,9 @@ func (r Reporter) Fail(obj *unstructured.Unstructured, what string, err error) (
 		reason = status.ReasonAPIUnavailable
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return r.FailWith(obj, reason, what+": the Clever Cloud API endpoint did not answer in time (will retry): "+addon.APIMessage(err))
+		return r.FailWith(obj, reason, what+": the Clever Cloud API endpoint did not answer in time (will retry): "+clevercloud.Message(err))
 	}
-	return r.FailWith(obj, reason, what+": "+addon.APIMessage(err))
+	return r.FailWith(obj, reason, what+": "+clevercloud.Message(err))
 }
 
 // FailWith reports a failure (Ready False, a Warning event when the message is new) and lets

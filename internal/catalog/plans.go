@@ -1,4 +1,8 @@
-package addon
+// Package catalog caches what Clever Cloud offers: the providers, plans and regions of the
+// catalogue (PlanCache, which resolves plan names and checks a generic Addon's provider, plan
+// and region) and the price systems (PriceCache, status.price), each read at most once per
+// TTL per credential set and owner.
+package catalog
 
 import (
 	"context"
