@@ -179,11 +179,11 @@ func end(err error) (ctrl.Result, error) {
 // CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
 func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 	if s.handoffOpen {
-		if s.handingOff && !s.released && !s.syncPause && r.Handoff.fill(s.obj.GetUID(), s.obj.GetGeneration(), s.changes) {
+		if s.handingOff && !s.released && !s.syncPause && r.Handoff.Fill(s.obj.GetUID(), s.obj.GetGeneration(), s.changes) {
 			s.log.V(1).Info("status handed off to the Helm side's write")
 			return nil
 		}
-		r.Handoff.cancel(s.obj.GetUID())
+		r.Handoff.Cancel(s.obj.GetUID())
 	}
 	if s.released || (len(s.changes) == 0 && !s.syncPause) {
 		return nil
@@ -211,7 +211,7 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 			return nil
 		}
 		if r.Handoff != nil {
-			r.Handoff.claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
+			r.Handoff.Claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
 		}
 		if err := r.Client.Status().Update(ctx, next); err != nil {
 			return err
@@ -224,7 +224,7 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		return nil
 	})
 	if err == nil && s.writes > 0 && r.Handoff != nil {
-		r.Handoff.settle(s.obj.GetUID()) // a handoff it held was written with this pass's status
+		r.Handoff.Settle(s.obj.GetUID()) // a handoff it held was written with this pass's status
 	}
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -33,6 +33,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -99,7 +100,7 @@ type Reconciler struct {
 	// Handoff, when set (shared with this kind's Helm side), lets the pass that publishes a
 	// resource's credentials for the first time leave its status write to the Helm side's,
 	// which follows the rendering (handoff.go). nil: every pass writes its own status.
-	Handoff *StatusHandoff
+	Handoff *handoff.Board
 	// PassTimeout bounds each pass (default DefaultPassTimeout); TenantWorkers is how many
 	// workers the passes of one tenant's credentials may hold at once (default half the
 	// workers, at least one; negative: no limit). fairness.go.
@@ -407,7 +408,7 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.fresh.Delete(obj.GetUID())
 	r.waits.drop(obj.GetUID())
 	if r.Handoff != nil {
-		r.Handoff.drop(obj.GetUID())
+		r.Handoff.Drop(obj.GetUID())
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -53,7 +53,7 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 		status.SetConditions(u, conds)
 		return u
 	}
-	h := addon.NewStatusHandoff()
+	h := handoff.New()
 	h.Wait = 10 * time.Millisecond
 	if !h.Give("uid-h", 1, engine) {
 		t.Fatal("give")
@@ -87,7 +87,7 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 
 	// A Helm write of another generation (the spec was edited meanwhile): not carried, left
 	// for the engine's pass over that generation.
-	hg := addon.NewStatusHandoff()
+	hg := handoff.New()
 	hg.Wait = 10 * time.Millisecond
 	live.SetUID("uid-g")
 	hg.Give("uid-g", 1, engine)
@@ -103,7 +103,7 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 	}
 
 	// Paused (Helm's own Paused condition): the handoff stays for a write that renders.
-	h2 := addon.NewStatusHandoff()
+	h2 := handoff.New()
 	live.SetUID("uid-p")
 	h2.Give("uid-p", 1, engine)
 	w2 := &recordingStatus{}
@@ -131,7 +131,7 @@ func TestHelmFailureOnAHandedOffStatusIsAnnounced(t *testing.T) {
 		"apiVersion": "api.clever-cloud.com/v1", "kind": "Redis",
 		"metadata": map[string]any{"name": "r", "namespace": "ns", "uid": "uid-c", "resourceVersion": "3", "generation": int64(1)},
 	}}
-	h := addon.NewStatusHandoff()
+	h := handoff.New()
 	h.Give("uid-c", 1, []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
 		conds, _ := status.Set(status.Conditions(u), status.Condition{Type: status.TypeAddonReady, Status: "True", Reason: status.ReasonProvisioned, Message: "ok", ObservedGeneration: 1}, time.Now())
 		status.SetConditions(u, conds)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -41,13 +42,13 @@ type StatusClient struct {
 	kind     *kinds.Kind
 	now      func() time.Time
 	recorder record.EventRecorder
-	handoff  *addon.StatusHandoff
+	handoff  *handoff.Board
 }
 
 // WithHandoff makes the wrapper's status writes carry the status the engine handed off for
-// the resource (addon.StatusHandoff): the engine's pass that first publishes a resource's
+// the resource (handoff.Board): the engine's pass that first publishes a resource's
 // credentials leaves its status write to this one, which follows the rendering.
-func (c *StatusClient) WithHandoff(h *addon.StatusHandoff) *StatusClient {
+func (c *StatusClient) WithHandoff(h *handoff.Board) *StatusClient {
 	c.handoff = h
 	return c
 }
@@ -148,7 +149,7 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 		// The handoff first: its wait (for the engine's pass to fill it) must come before the
 		// live read that the write is merged with and rebased on, or that copy is stale.
 		helmPaused := helmPausedIn(u)
-		var handed *addon.HandedOff
+		var handed *handoff.Taken
 		if len(opts) == 0 && !helmPaused && u.GetDeletionTimestamp() == nil {
 			handed = w.c.handoff.Take(ctx, u.GetUID(), u.GetGeneration())
 		}
@@ -163,7 +164,7 @@ func (w *statusWriter) Update(ctx context.Context, obj client.Object, opts ...cl
 		}
 		w.c.announce(live, u)
 		if live != nil && len(opts) == 0 {
-			if addon.NewerResourceVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
+			if handoff.NewerResourceVersion(live.GetResourceVersion(), u.GetResourceVersion()) {
 				u.SetResourceVersion(live.GetResourceVersion())
 			}
 			if live.GetResourceVersion() == u.GetResourceVersion() && (sameStatus(live, u) || helmPaused && sameStatus(live, withoutNewUnknowns(u, live))) {

@@ -38,6 +38,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/intern"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -269,13 +270,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
 		}
 		// The first publication of a resource writes its status once, with the Helm side's
-		// write after the install (addon.StatusHandoff).
-		handoff := addon.NewStatusHandoff()
+		// write after the install (handoff.Board).
+		ho := handoff.New()
 		handoffs := engineMetrics.StatusHandoffs.MustCurryWith(prometheus.Labels{"kind": kind.GVK.Kind})
-		handoff.Observe = func(outcome string) { handoffs.WithLabelValues(outcome).Inc() }
+		ho.Observe = func(outcome string) { handoffs.WithLabelValues(outcome).Inc() }
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{
 			DefaultReconcilePeriod: o.HelmReconcilePeriod, DefaultMaxConcurrentReconciles: o.Workers, Log: o.Log.WithName("helm"),
-			Releases: releases, Handoff: handoff, SourceKey: claimKey,
+			Releases: releases, Handoff: ho, SourceKey: claimKey,
 		}); err != nil {
 			return err
 		}
@@ -292,7 +293,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			Credentials: creds, Plans: plans, Prices: prices, ResyncPeriod: o.ResyncPeriod, MaxConcurrentReconciles: o.Workers,
 			DefaultDeletionPolicy: o.DefaultDeletionPolicy, OnAddonMissing: o.OnAddonMissing, BackupMaxAge: o.BackupMaxAge, Metrics: engineMetrics,
 			Log: o.Log.WithName("addon"), Triggers: enq.Source(kind.GVK), ClaimKey: claimKey, NetworkGroupChanged: ngr.Wake,
-			Handoff: handoff,
+			Handoff: ho,
 		}
 		if err := eng.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.GVK.Kind, err)
