@@ -9,6 +9,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -83,7 +84,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 		}
 	}
 
-	for _, a := range []string{kinds.AnnotationSkipDeprovision, kinds.AnnotationAddonID, addon.AnnotationCredentialsHash, addon.AnnotationRealID, kinds.LabelManagedBy,
+	for _, a := range []string{kinds.AnnotationSkipDeprovision, kinds.AnnotationAddonID, secrets.AnnotationCredentialsHash, secrets.AnnotationRealID, kinds.LabelManagedBy,
 		addon.AnnotationPaused, addon.AnnotationReconcileRequestedAt, addon.AnnotationResyncPeriod, addon.AnnotationDeletionPolicy, addon.AnnotationOnAddonMissing,
 		addon.AnnotationRotateRequestedAt, addon.AnnotationRolloutOnSecretChange} {
 		if !strings.Contains(operator, a) {

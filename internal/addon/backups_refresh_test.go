@@ -13,6 +13,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -61,8 +62,8 @@ func refreshBackupsPass(t *testing.T, now time.Time, api *backupsAPI) *pass {
 	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", now)
 	setCondition(u, status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, "recent", now.Add(-time.Hour))
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: k.SourceSecretName("pg"),
-		Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", AnnotationRealID: "postgresql_1"}}}
-	SignSecret(testClaimKey, src) // as the operator wrote it
+		Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", secrets.AnnotationRealID: "postgresql_1"}}}
+	secrets.Sign(testClaimKey, src) // as the operator wrote it
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -451,7 +452,7 @@ func TestMigrationRecordRoundTrip(t *testing.T) {
 func TestPublished(t *testing.T) {
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	data := map[string]string{"CELLAR_ADDON_HOST": "cellar.example", "CELLAR_ADDON_KEY_ID": "id"}
-	hash := CredentialsHash(data)
+	hash := secrets.Hash(data)
 	cases := []struct {
 		name        string
 		before      func(*unstructured.Unstructured)

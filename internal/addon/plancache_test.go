@@ -7,15 +7,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
 
 func TestCredentialsHashStableAndValueFree(t *testing.T) {
-	a := CredentialsHash(map[string]string{"A": "1", "B": "secret-value"})
-	b := CredentialsHash(map[string]string{"B": "secret-value", "A": "1"})
+	a := secrets.Hash(map[string]string{"A": "1", "B": "secret-value"})
+	b := secrets.Hash(map[string]string{"B": "secret-value", "A": "1"})
 	if a != b || len(a) != 16 || strings.Contains(a, "secret") {
 		t.Fatalf("hash %q / %q", a, b)
 	}
-	if a == CredentialsHash(map[string]string{"A": "1", "B": "other"}) {
+	if a == secrets.Hash(map[string]string{"A": "1", "B": "other"}) {
 		t.Fatal("hash ignores values")
 	}
 }

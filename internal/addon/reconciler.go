@@ -36,6 +36,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
@@ -164,7 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			sec, ok := e.ObjectNew.(*corev1.Secret)
-			return ok && !SecretVerified(r.ClaimKey, sec)
+			return ok && !secrets.Verified(r.ClaimKey, sec)
 		},
 	})
 	forPreds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})}
@@ -745,7 +746,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	// operator's signature verifies and its add-on is the one status records (status is
 	// written by the operator alone). Anything else takes the full pass, which finds the
 	// add-on from status and the binding rules and writes the source Secret again.
-	addonID, realID := src.Annotations[kinds.AnnotationAddonID], src.Annotations[AnnotationRealID]
+	addonID, realID := src.Annotations[kinds.AnnotationAddonID], src.Annotations[secrets.AnnotationRealID]
 	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || !r.trustedSource(obj, src) {
 		return nil
 	}
@@ -789,7 +790,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	var pending string
 	var err error
 	if r.Kind.Operator != "" && !forced {
-		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, SecretStrings(src.Data), n)
+		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, secrets.Strings(src.Data), n)
 	} else {
 		data, pending, err = r.credentials(ctx, s, addonID, realID, nil, false)
 	}
@@ -858,7 +859,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 
 // published is the status of a resource whose credentials were just published.
 func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info *clevercloud.OperatorInfo, gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
-	hash := CredentialsHash(data)
+	hash := secrets.Hash(data)
 	urls := map[string]string{}
 	for field, env := range k.URLStatus {
 		if v := data[env]; v != "" {

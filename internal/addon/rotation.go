@@ -21,6 +21,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
 
 // Rotation and rollout annotations.
@@ -83,7 +84,7 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 	if !p.Disabled {
 		sec := &corev1.Secret{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: p.SecretName}, sec)
-		if err != nil || sec.Annotations[AnnotationCredentialsHash] != hash {
+		if err != nil || sec.Annotations[secrets.AnnotationCredentialsHash] != hash {
 			return stop(ctrl.Result{RequeueAfter: rolloutPoll})
 		}
 		restarted, err := r.restartWorkloads(ctx, obj, p.SecretName, hash)
@@ -186,7 +187,7 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 		return nil
 	}
 	src := &corev1.Secret{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil || src.Annotations[AnnotationRealID] == "" {
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil || src.Annotations[secrets.AnnotationRealID] == "" {
 		// Not provisioned yet: the credentials about to be published are new anyway.
 		record()
 		return nil
@@ -203,8 +204,8 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	// The key in use now is revoked by the renewal. Clever Cloud's env may still show it for
 	// a while after: remember it (as a hash) so no read publishes it again
 	// (staleAfterRotation).
-	revoked := revokedKeyHash(r.Kind, SecretStrings(src.Data))
-	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[AnnotationRealID]); err != nil {
+	revoked := revokedKeyHash(r.Kind, secrets.Strings(src.Data))
+	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[secrets.AnnotationRealID]); err != nil {
 		if revoked != "" {
 			// Not renewed: the key in use stays valid and must stay publishable.
 			s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Remove(u) })
@@ -237,7 +238,7 @@ func revokedKeyHash(k *kinds.Kind, data map[string]string) string {
 	if len(sub) == 0 {
 		return ""
 	}
-	return CredentialsHash(sub)
+	return secrets.Hash(sub)
 }
 
 // staleAfterRotation says whether data still carries credentials a renewal revoked: such a
@@ -245,13 +246,4 @@ func revokedKeyHash(k *kinds.Kind, data map[string]string) string {
 func staleAfterRotation(k *kinds.Kind, obj *unstructured.Unstructured, data map[string]string) bool {
 	revoked := kinds.CredRevokedKeyHash.String(obj)
 	return revoked != "" && revokedKeyHash(k, data) == revoked
-}
-
-// SecretStrings is a Secret's data as strings.
-func SecretStrings(data map[string][]byte) map[string]string {
-	out := make(map[string]string, len(data))
-	for k, v := range data {
-		out[k] = string(v)
-	}
-	return out
 }

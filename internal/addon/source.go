@@ -2,10 +2,6 @@ package addon
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -21,74 +17,14 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
-
-// AnnotationCredentialsHash is a content hash of the published credentials (no values).
-const AnnotationCredentialsHash = kinds.Group + "/credentials-hash"
-
-// AnnotationRealID records the add-on's provider-side id (the config-provider endpoints and
-// the periodic refresh need it without another lookup).
-const AnnotationRealID = kinds.Group + "/real-id"
-
-// AnnotationSignature is the operator's signature of a Secret it writes and reads back (the
-// source Secrets, the CellarBuckets' Secrets): an HMAC, with the operator's claim key, of
-// the Secret's namespace and name, its addon-id and real-id annotations and the hash of its
-// data. Those Secrets live in the tenant's namespace, where the namespace's editors can
-// change their annotations and data: the engine, the Helm side and the cache trust one only
-// when its signature verifies (SecretVerified), so a forged add-on id, real id or data is
-// never acted on, and a Secret a tenant labels as the operator's costs the cache its
-// metadata only (docs/security.md, "Threat model").
-const AnnotationSignature = kinds.Group + "/signature"
-
-const signatureVersion = "v1"
-
-// SecretSignature is the signature of a Secret in namespace ns named name, holding data of
-// hash dataHash (CredentialsHash), for add-on addonID (real id realID; both empty for a
-// Secret that names no add-on).
-func SecretSignature(key []byte, ns, name, addonID, realID, dataHash string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("clever-operator secret " + signatureVersion))
-	for _, f := range []string{ns, name, addonID, realID, dataHash} {
-		m.Write([]byte{0})
-		m.Write([]byte(f))
-	}
-	return signatureVersion + "/" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// SecretVerified says whether sec is exactly as the operator wrote it: its signature
-// verifies for its namespace, name, add-on id, real id and data. An empty key verifies
-// nothing.
-func SecretVerified(key []byte, sec *corev1.Secret) bool {
-	if len(key) == 0 || sec == nil {
-		return false
-	}
-	sig, ok := sec.Annotations[AnnotationSignature]
-	if !ok {
-		return false
-	}
-	want := SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[kinds.AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
-	return hmac.Equal([]byte(sig), []byte(want))
-}
-
-// CredentialsHash is a stable hash of the credentials, safe to show.
-func CredentialsHash(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(data[k]), data[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
 
 // writeSource creates or updates the source Secret the Helm side renders from. It writes only
 // when the content changed; its owner reference makes the Helm controller re-render.
 func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID string, data map[string]string) error {
 	obj := s.obj
-	hash := CredentialsHash(data)
+	hash := secrets.Hash(data)
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}
 	cur := &corev1.Secret{}
 	err := r.Client.Get(ctx, key, cur)
@@ -97,7 +33,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	}
 	exists := err == nil
 	readopted := false
-	sig := SecretSignature(r.ClaimKey, key.Namespace, key.Name, addonID, realID, hash)
+	sig := secrets.Signature(r.ClaimKey, key.Namespace, key.Name, addonID, realID, hash)
 	if exists && !metav1.IsControlledBy(cur, obj) {
 		if !ownSourceSecret(cur, obj, r.Kind.Lower()) {
 			return &ForeignSourceSecretError{Name: key.Name, Kind: r.Kind.GVK.Kind, Owner: obj.GetName()}
@@ -105,9 +41,9 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		// Restored from a backup (its owner gone or never restored): taken back, as written.
 		cur.OwnerReferences, readopted = withoutController(cur.OwnerReferences), true
 	}
-	if exists && !readopted && secretHash(cur) == hash && cur.Annotations[AnnotationCredentialsHash] == hash &&
-		cur.Annotations[kinds.AnnotationAddonID] == addonID && cur.Annotations[AnnotationRealID] == realID &&
-		cur.Annotations[AnnotationSignature] == sig {
+	if exists && !readopted && secrets.DataHash(cur) == hash && cur.Annotations[secrets.AnnotationCredentialsHash] == hash &&
+		cur.Annotations[kinds.AnnotationAddonID] == addonID && cur.Annotations[secrets.AnnotationRealID] == realID &&
+		cur.Annotations[secrets.AnnotationSignature] == sig {
 		return nil
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
@@ -115,7 +51,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		sec = cur.DeepCopy()
 	}
 	sec.Labels = mergeMaps(sec.Labels, map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: r.Kind.Lower()})
-	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{kinds.AnnotationAddonID: addonID, AnnotationRealID: realID, AnnotationCredentialsHash: hash, AnnotationSignature: sig})
+	sec.Annotations = mergeMaps(sec.Annotations, map[string]string{kinds.AnnotationAddonID: addonID, secrets.AnnotationRealID: realID, secrets.AnnotationCredentialsHash: hash, secrets.AnnotationSignature: sig})
 	sec.Type = corev1.SecretTypeOpaque
 	sec.Data = make(map[string][]byte, len(data))
 	for k, v := range data {
@@ -131,7 +67,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		}
 		if readopted {
 			s.event(corev1.EventTypeNormal, EventSecretReadopted, fmt.Sprintf("Took back Secret %s, written by the operator for a resource of this name (restored from a backup)", key.Name))
-			if cur.Annotations[AnnotationCredentialsHash] == hash && secretHash(cur) == hash {
+			if cur.Annotations[secrets.AnnotationCredentialsHash] == hash && secrets.DataHash(cur) == hash {
 				return nil
 			}
 		}
@@ -148,11 +84,6 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 		s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, kinds.SecretName(obj)))
 	}
 	return nil
-}
-
-// secretHash hashes a Secret's actual data, so a hand-edited source Secret is corrected.
-func secretHash(s *corev1.Secret) string {
-	return CredentialsHash(SecretStrings(s.Data))
 }
 
 func (r *Reconciler) deleteSource(ctx context.Context, obj *unstructured.Unstructured) error {
@@ -267,14 +198,5 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unst
 // add-on obj's status records: its signature verifies and its add-on id is status.addon
 // (status is written by the operator alone). Its ids are used only then.
 func (r *Reconciler) trustedSource(obj *unstructured.Unstructured, src *corev1.Secret) bool {
-	return src.Annotations[kinds.AnnotationAddonID] == kinds.StatusAddon.String(obj) && SecretVerified(r.ClaimKey, src)
-}
-
-// SignSecret sets sec's signature for its namespace, name, addon-id and real-id annotations
-// and data (a Secret that names no add-on, such as a CellarBucket's).
-func SignSecret(key []byte, sec *corev1.Secret) {
-	if sec.Annotations == nil {
-		sec.Annotations = map[string]string{}
-	}
-	sec.Annotations[AnnotationSignature] = SecretSignature(key, sec.Namespace, sec.Name, sec.Annotations[kinds.AnnotationAddonID], sec.Annotations[AnnotationRealID], secretHash(sec))
+	return src.Annotations[kinds.AnnotationAddonID] == kinds.StatusAddon.String(obj) && secrets.Verified(r.ClaimKey, src)
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/standalone"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -94,7 +95,7 @@ type Reconciler struct {
 	NewS3 func(keys Keys, endpoint string, secure bool) (S3, error)
 	Now   func() time.Time
 	// SignKey signs the bucket Secrets and verifies the Cellars' source Secrets (the
-	// operator's claim key; addon.SecretVerified): a Secret edited in the namespace is
+	// operator's claim key; secrets.Verified): a Secret edited in the namespace is
 	// neither read nor left as edited.
 	SignKey []byte
 
@@ -187,7 +188,7 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 			}
 			return k, "", "", err
 		}
-		if !addon.SecretVerified(r.SignKey, src) {
+		if !secrets.Verified(r.SignKey, src) {
 			// Edited in the namespace since the operator wrote it: the Cellar's pass writes
 			// it again (its change wakes this bucket).
 			return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
@@ -397,7 +398,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, obj *unstructured.Unstruct
 			KeyKeyID:      []byte(k.KeyID),
 			KeyKeySecret:  []byte(k.KeySecret),
 		}
-		addon.SignSecret(r.SignKey, sec)
+		secrets.Sign(r.SignKey, sec)
 		return controllerutil.SetControllerReference(obj, sec, r.Client.Scheme())
 	})
 	return name, err

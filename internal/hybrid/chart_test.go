@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/templates"
 )
 
@@ -60,7 +60,7 @@ func render(t *testing.T, kind *kinds.Kind, obj *unstructured.Unstructured, data
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(data)}}}
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", secrets.AnnotationCredentialsHash: secrets.Hash(data)}}}
 	vals, err := Values(kind, obj, src, data)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestChartRendersAlikeOnInstallAndUpgrade(t *testing.T) {
 	}
 	for _, secret := range []map[string]any{nil, {"keyPrefix": "APP_", "annotations": map[string]any{"a": "b"}}} {
 		obj := pgObject(secret)
-		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}
+		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", secrets.AnnotationCredentialsHash: secrets.Hash(pgData)}}}
 		vals, err := Values(pgKind(t), obj, src, pgData)
 		if err != nil {
 			t.Fatal(err)

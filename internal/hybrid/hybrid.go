@@ -38,6 +38,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
@@ -163,12 +164,12 @@ func Translator(c client.Client, kind *kinds.Kind, sourceKey []byte) values.Tran
 		if !metav1.IsControlledBy(src, obj) {
 			return nil, fmt.Errorf("secret %s is not controlled by this resource", key.Name)
 		}
-		if !addon.SecretVerified(sourceKey, src) {
+		if !secrets.Verified(sourceKey, src) {
 			// Not as the operator wrote it (edited in the namespace, or not yet signed by
 			// this version): the engine writes it again; the published Secret stays as it is.
 			return nil, ErrNotProvisioned
 		}
-		return Values(kind, obj, src, addon.SecretStrings(src.Data))
+		return Values(kind, obj, src, secrets.Strings(src.Data))
 	})
 }
 
@@ -187,7 +188,7 @@ func Values(kind *kinds.Kind, obj *unstructured.Unstructured, src *corev1.Secret
 		"kind":            kind.GVK.Kind,
 		"component":       kind.Lower(),
 		"addonId":         src.Annotations[kinds.AnnotationAddonID],
-		"credentialsHash": src.Annotations[addon.AnnotationCredentialsHash],
+		"credentialsHash": src.Annotations[secrets.AnnotationCredentialsHash],
 		"secret": map[string]any{
 			"name":        p.SecretName,
 			"enabled":     !p.Disabled,
@@ -271,7 +272,7 @@ func sourceNotUsable(ctx context.Context, c client.Reader, kind *kinds.Kind, obj
 	case err != nil:
 		return false, err
 	}
-	return !addon.SecretVerified(key, src), nil
+	return !secrets.Verified(key, src), nil
 }
 
 // sourceSecretMissing says whether obj's source Secret is absent from c (the cache): the pause

@@ -22,8 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
 
 const ownSecret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\n  namespace: ns\ntype: Opaque\ndata:\n  K: dg==\n"
@@ -176,7 +176,7 @@ func newRealRelease(t *testing.T) *realRelease {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", secrets.AnnotationCredentialsHash: secrets.Hash(pgData)}}}
 	vals, err := Values(pgKind(t), pgObject(nil), src, pgData)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func newRealRelease(t *testing.T) *realRelease {
 }
 
 func (r *realRelease) upgrade(labels map[string]any) (*release.Release, error) {
-	vals, err := Values(pgKindOf(), pgObject(map[string]any{"labels": labels}), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", addon.AnnotationCredentialsHash: addon.CredentialsHash(pgData)}}}, pgData)
+	vals, err := Values(pgKindOf(), pgObject(map[string]any{"labels": labels}), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kinds.AnnotationAddonID: "addon_1", secrets.AnnotationCredentialsHash: secrets.Hash(pgData)}}}, pgData)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
 
 // CacheGuard bounds what a tenant can make the operator's cache hold. The cache selects
@@ -16,7 +16,7 @@ import (
 // put on objects of its own: without the guard, a few hundred labelled 1 MB Secrets would
 // fill the operator's memory, for every tenant. With it, a labelled object costs its
 // metadata only, bounded too, unless it is a Secret the operator signed (source Secrets and
-// CellarBucket Secrets, whose data the operator reads back: addon.SecretVerified):
+// CellarBucket Secrets, whose data the operator reads back: secrets.Verified):
 //
 //   - a Secret whose signature verifies is cached whole;
 //   - any other labelled Secret, and every labelled ConfigMap (nothing reads a ConfigMap's
@@ -56,7 +56,7 @@ const maxKeptValue = 1 << 10
 func (g *CacheGuard) Transform(o any) (any, error) {
 	switch x := o.(type) {
 	case *corev1.Secret:
-		if x.Labels[kinds.LabelManagedBy] != kinds.ManagedByValue || addon.SecretVerified(g.keyBytes(), x) {
+		if x.Labels[kinds.LabelManagedBy] != kinds.ManagedByValue || secrets.Verified(g.keyBytes(), x) {
 			return o, nil
 		}
 		x.Data, x.StringData = nil, nil

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 )
 
 var guardKey = []byte("a claim key of at least 32 bytes, for tests")
@@ -29,13 +29,13 @@ func TestCacheGuard(t *testing.T) {
 
 	signed := &corev1.Secret{ObjectMeta: labelled("db-postgresql-source"), Data: map[string][]byte{"PASSWORD": []byte("pw")}}
 	signed.Annotations = map[string]string{kinds.AnnotationAddonID: "addon_b"}
-	addon.SignSecret(guardKey, signed)
+	secrets.Sign(guardKey, signed)
 	if out, _ := g.Transform(signed.DeepCopy()); len(out.(*corev1.Secret).Data) != 1 {
 		t.Fatal("a signed Secret lost its data")
 	}
 
 	forged := &corev1.Secret{ObjectMeta: labelled("big-postgresql-source"), Data: map[string][]byte{"PASSWORD": big}}
-	forged.Annotations = map[string]string{addon.AnnotationSignature: "v1/forged", "huge": string(big[:200<<10])}
+	forged.Annotations = map[string]string{secrets.AnnotationSignature: "v1/forged", "huge": string(big[:200<<10])}
 	for i := range 2000 {
 		forged.Labels["tenant.example/l"+strings.Repeat("x", 20)+string(rune('a'+i%26))+strings.Repeat("y", i%50)] = "v"
 	}
@@ -44,7 +44,7 @@ func TestCacheGuard(t *testing.T) {
 	if s.Data != nil || metaSize(&s.ObjectMeta) > maxCachedMeta {
 		t.Fatalf("a forged Secret is cached with %d data keys and %d bytes of metadata", len(s.Data), metaSize(&s.ObjectMeta))
 	}
-	if s.Labels[kinds.LabelRole] != kinds.RoleSource || s.Annotations[addon.AnnotationSignature] == "" {
+	if s.Labels[kinds.LabelRole] != kinds.RoleSource || s.Annotations[secrets.AnnotationSignature] == "" {
 		t.Fatal("the operator's own labels and annotations are kept (the watches select on them)")
 	}
 

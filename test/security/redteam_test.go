@@ -21,6 +21,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/cellarbucket"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -374,7 +375,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		ownerA := metav1.OwnerReference{APIVersion: "api.clever-cloud.com/v1", Kind: "PostgreSql", Name: db.GetName(), UID: db.GetUID(), Controller: &yes}
 		forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.teamB, Name: "db-postgresql-source",
 			Labels:          map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleSource, kinds.LabelKind: "postgresql"},
-			Annotations:     map[string]string{kinds.AnnotationAddonID: idA, addon.AnnotationSignature: "v1/forged"},
+			Annotations:     map[string]string{kinds.AnnotationAddonID: idA, secrets.AnnotationSignature: "v1/forged"},
 			OwnerReferences: []metav1.OwnerReference{ownerA}},
 			StringData: map[string]string{"POSTGRESQL_ADDON_PASSWORD": "forged-password-0001"}}
 		Expect(asB.Create(ctx, forged)).To(Succeed())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -115,7 +116,7 @@ var _ = Describe("a tenant (team-b) editing the Secrets the operator keeps in it
 		Eventually(suite.ReadyOf(mine)).Should(Equal("True/Provisioned"))
 		ownID := kube.StatusString(suite.Get(mine), "addon")
 
-		forgeSource(b, mine, "configprovider", map[string]string{addon.AnnotationRealID: realA})
+		forgeSource(b, mine, "configprovider", map[string]string{secrets.AnnotationRealID: realA})
 		Consistently(func() string { return fmt.Sprint(fake.Env(idA)) }, 5*time.Second).Should(Equal(before), "team-a's variables are unchanged")
 		expectSourceRestored(mine, "configprovider", ownID)
 		Expect(fmt.Sprint(fake.Env(ownID))).To(ContainSubstring("team-b.example"))
@@ -138,7 +139,7 @@ var _ = Describe("a tenant (team-b) editing the Secrets the operator keeps in it
 		const n = 300
 		for i := range n {
 			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.teamB, Name: "big-" + strconv.Itoa(i) + "-postgresql-source", Labels: labels,
-				Annotations: map[string]string{addon.AnnotationSignature: "v1/forged"}},
+				Annotations: map[string]string{secrets.AnnotationSignature: "v1/forged"}},
 				Data: map[string][]byte{"POSTGRESQL_ADDON_PASSWORD": []byte(payload)}}
 			Expect(b.Create(ctx, sec)).To(Succeed())
 		}
