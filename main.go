@@ -367,7 +367,7 @@ const checkTimeout = 30 * time.Second
 func checkAPI(ctx context.Context, cfg config.Config, out io.Writer) error {
 	api := cfg.API
 	ep := api.RequestEndpoint()
-	c, err := operator.NewAPIClient(api, operator.ClientOptions{RateLimit: -1, Timeout: 15 * time.Second, MaxRetries: 1})
+	c, err := clevercloud.NewFromConfig(api, clevercloud.ClientOptions{RateLimit: -1, Timeout: 15 * time.Second, MaxRetries: 1})
 	if err != nil {
 		return err
 	}

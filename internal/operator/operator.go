@@ -221,7 +221,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		DefaultName:       defName,
 		OperatorNamespace: opNS,
 		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
-			return NewAPIClient(c, ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
+			return clevercloud.NewFromConfig(c, clevercloud.ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
 		},
 	}
 	claimKey := o.ClaimKey

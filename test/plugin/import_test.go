@@ -20,7 +20,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
-	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -43,7 +42,7 @@ func preexisting(org string, k *addon.Kind, name string) *clevercloud.Addon {
 	}
 	opts, err := k.Options(sample)
 	Expect(err).NotTo(HaveOccurred())
-	api, err := operator.NewAPIClient(apiConfig(), operator.ClientOptions{RateLimit: -1})
+	api, err := clevercloud.NewFromConfig(apiConfig(), clevercloud.ClientOptions{RateLimit: -1})
 	Expect(err).NotTo(HaveOccurred())
 	a, err := api.CreateAddon(context.Background(), org, clevercloud.CreateOpts{Name: name, Region: region, ProviderID: k.ProviderID, Plan: plan, Options: opts})
 	Expect(err).NotTo(HaveOccurred(), "creating a %s add-on at the fake", k.GVK.Kind)
