@@ -13,7 +13,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -33,7 +32,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/operator"
-	"github.com/clever-operator/clever-operator/internal/plugin"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
@@ -64,10 +62,6 @@ var version = "dev"
 const gcPercent = 40
 
 func main() {
-	// Invoked as kubectl-clever (make plugin): the kubectl plugin (internal/plugin, docs/plugin.md).
-	if strings.HasPrefix(filepath.Base(os.Args[0]), plugin.Name) {
-		os.Exit(plugin.Main(os.Args[1:]))
-	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}

@@ -236,7 +236,7 @@ var _ = Describe("kubectl clever import", Ordered, func() {
 })
 
 var _ = Describe("kubectl-clever, the binary", func() {
-	It("is the operator's binary run under the plugin's name: import with the operator's environment, one error line", func() {
+	It("is its own command (make plugin's package): import with the operator's environment, one error line", func() {
 		ns := suite.NewNamespace()
 		org := suite.OrgOf(ns)
 		k, _ := addon.KindFor(addon.Kinds[1].GVK) // Redis
@@ -244,7 +244,7 @@ var _ = Describe("kubectl-clever, the binary", func() {
 		time.Sleep(200 * time.Millisecond)
 		dir := GinkgoT().TempDir()
 		bin := filepath.Join(dir, "kubectl-clever")
-		build := exec.Command("go", "build", "-o", bin, ".") // the suite runs from the repository root
+		build := exec.Command("go", "build", "-o", bin, "./internal/plugin/kubectl-clever") // the suite runs from the repository root
 		b, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(b))
 
