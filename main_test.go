@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func TestRunConfigErrors(t *testing.T) {
+// TestRun: run's own steps, in order. The flags' checks are internal/operator's
+// (TestValidate, TestBindFlags), the configuration's and --check's internal/config/check's.
+func TestRun(t *testing.T) {
 	clean := func(t *testing.T) {
 		cleanEnv(t)
 		t.Setenv("HOME", t.TempDir())
@@ -21,11 +23,9 @@ func TestRunConfigErrors(t *testing.T) {
 		{"no credentials", nil, []string{"--check"}, "no usable Clever Cloud credentials"},
 		{"bad flag", nil, []string{"--no-such-flag"}, "flag provided but not defined"},
 		{"stray argument", nil, []string{"daemon"}, `unexpected argument "daemon"`},
-		{"bad watch selector", nil, []string{"--watch-selector", "shard in a", "--check"}, `--watch-selector "shard in a"`},
-		{"bad watch selector from the environment", map[string]string{"WATCH_SELECTOR": "=a"}, []string{"--check"}, `--watch-selector "=a"`},
-		{"bad cellar endpoint", nil, []string{"--cellar-endpoint", "cellar.example.com", "--check"}, `--cellar-endpoint must be an http:// or https:// URL with a host and no path, not "cellar.example.com"`},
-		{"empty lease name", nil, []string{"--leader-election-id", "", "--check"}, "--leader-election-id must not be empty"},
+		{"flags are validated first", map[string]string{"WATCH_SELECTOR": "=a"}, []string{"--check"}, `--watch-selector "=a"`},
 		{"flags are read", nil, []string{"--api-bearer-token", "tok-flag", "--api-bridge-endpoint", "http://127.0.0.1:1/v2", "--check"}, "at http://127.0.0.1:1:"},
+		{"version", nil, []string{"--version"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,8 +42,11 @@ import (
 	"github.com/clever-operator/clever-operator/internal/networkgroup"
 )
 
-// Options configures the operator.
+// Options configures the operator. The command line fills it (BindFlags, then Validate);
+// the test suites set the fields they need and call Setup.
 type Options struct {
+	// CommandLine: what only the command line sets (main and NewManager read it, Setup does not).
+	CommandLine
 	API                 config.APIConfig
 	Watches             []watches.Watch
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
