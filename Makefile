@@ -173,8 +173,8 @@ build: ## Build the manager binary.
 	go build -o bin/manager .
 
 .PHONY: plugin
-plugin: ## Build the kubectl plugin bin/kubectl-clever (the operator's binary; install: cp bin/kubectl-clever ~/.local/bin/).
-	go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/kubectl-clever .
+plugin: ## Build the kubectl plugin bin/kubectl-clever (internal/plugin/kubectl-clever; install: cp bin/kubectl-clever ~/.local/bin/).
+	go build -trimpath -ldflags "-s -w" -o bin/kubectl-clever ./internal/plugin/kubectl-clever
 
 .PHONY: build-fakeapi
 build-fakeapi: ## Build the fake Clever Cloud API server.

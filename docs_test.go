@@ -9,6 +9,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	op "github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -65,7 +66,9 @@ func TestDocsMatchTheCode(t *testing.T) {
 		}
 	}
 
-	_, _, fs := newFlagSet()
+	// Every flag the operator defines (operator.Options.BindFlags, which main parses).
+	fs := flag.NewFlagSet("clever-operator", flag.ContinueOnError)
+	new(op.Options).BindFlags(fs)
 	fs.VisitAll(func(f *flag.Flag) {
 		if len(f.Name) == 1 { // shorthands (-c, -t) are documented with their long form
 			return

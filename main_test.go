@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
 
-func TestRunConfigErrors(t *testing.T) {
+// TestRun: run's own steps, in order. The flags' checks are internal/operator's
+// (TestValidate, TestBindFlags), the configuration's and --check's internal/config/check's.
+func TestRun(t *testing.T) {
 	clean := func(t *testing.T) {
 		cleanEnv(t)
 		t.Setenv("HOME", t.TempDir())
@@ -24,22 +21,11 @@ func TestRunConfigErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"no credentials", nil, []string{"--check"}, "no usable Clever Cloud credentials"},
-		{"half oauth1", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "t", "CLEVER_OPERATOR_API_CONSUMER_KEY": "ck"}, []string{"--check"}, "api.secret"},
-		{"lone token is a bearer token (Rust operator compatibility)", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "tok-only", "CLEVER_OPERATOR_API_ENDPOINT": "http://127.0.0.1:1"}, []string{"--check"},
-			"cannot use the Clever Cloud API at http://127.0.0.1:1"},
 		{"bad flag", nil, []string{"--no-such-flag"}, "flag provided but not defined"},
 		{"stray argument", nil, []string{"daemon"}, `unexpected argument "daemon"`},
-		{"bad watch selector", nil, []string{"--watch-selector", "shard in a", "--check"}, `--watch-selector "shard in a"`},
-		{"bad watch selector from the environment", map[string]string{"WATCH_SELECTOR": "=a"}, []string{"--check"}, `--watch-selector "=a"`},
-		{"bad cellar endpoint", nil, []string{"--cellar-endpoint", "cellar.example.com", "--check"}, `--cellar-endpoint must be an http:// or https:// URL with a host and no path, not "cellar.example.com"`},
-		{"empty lease name", nil, []string{"--leader-election-id", "", "--check"}, "--leader-election-id must not be empty"},
-		{"missing config file", nil, []string{"--config", "/nonexistent/config.toml", "--check"}, "/nonexistent/config.toml"},
-		{"half a consumer pair", map[string]string{"CLEVER_OPERATOR_API_TOKEN": "t1", "CLEVER_OPERATOR_API_SECRET": "s1", "CLEVER_OPERATOR_API_CONSUMER_KEY": "ck"}, []string{"--check"},
-			"incomplete OAuth consumer: missing api.consumer-secret"},
+		{"flags are validated first", map[string]string{"WATCH_SELECTOR": "=a"}, []string{"--check"}, `--watch-selector "=a"`},
 		{"flags are read", nil, []string{"--api-bearer-token", "tok-flag", "--api-bridge-endpoint", "http://127.0.0.1:1/v2", "--check"}, "at http://127.0.0.1:1:"},
-		{"bad bridge endpoint", map[string]string{"CLEVER_OPERATOR_API_BEARER_TOKEN": "tok"}, []string{"--api-bridge-endpoint", "bridge", "--check"}, "api.bridge-endpoint"},
-		{"missing clever-tools file", nil, []string{"--clever-tools-config", "/nonexistent/clever-tools.json", "--check"}, "/nonexistent/clever-tools.json"},
-		{"bad endpoint", map[string]string{"CLEVER_OPERATOR_API_BEARER_TOKEN": "tok"}, []string{"--api-endpoint", "not a url", "--check"}, "endpoint"},
+		{"version", nil, []string{"--version"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,96 +72,4 @@ func cleanEnv(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	t.Chdir(t.TempDir())
-}
-
-// TestCheckAgainstTheFake runs --check against the fake Clever Cloud API over HTTP, its API
-// host and its bridge (which alone accepts bearer tokens), configured as Clever Cloud's
-// documentation and clients do.
-func TestCheckAgainstTheFake(t *testing.T) {
-	const (
-		userToken  = "check-user-token-0123"
-		userSecret = "check-user-secret-4567"
-		apiToken   = "check-api-token-89ab"
-	)
-	fake, api, bridge := fakeapi.NewTestServers(fakeapi.Options{
-		// A `clever login` token + secret: signed with clever-tools' consumer pair.
-		Credentials:   []fakeapi.Credential{{Token: userToken, Secret: userSecret}},
-		BearerTokens:  []string{apiToken},
-		Organisations: []string{"orga_check-1"},
-	})
-	defer api.Close()
-	defer bridge.Close()
-	self := fake.Self()
-
-	dir := t.TempDir()
-	cleverTools := filepath.Join(dir, "clever-tools.json")
-	if err := os.WriteFile(cleverTools, []byte(`{"version":1,"profiles":[{"alias":"default","token":"`+userToken+`","secret":"`+userSecret+`",
-		"overrides":{"API_HOST":"`+api.URL+`/v2"}},{"alias":"other","token":"x","secret":"y"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	legacy := filepath.Join(dir, "legacy.json")
-	if err := os.WriteFile(legacy, []byte(`{"token":"`+userToken+`","secret":"`+userSecret+`","expirationDate":"2099-01-01T00:00:00.000Z"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	cases := []struct {
-		name    string
-		env     map[string]string
-		args    []string
-		want    []string // in the output (success) or the error
-		wantErr bool
-	}{
-		{"token + secret alone, endpoint with /v2 as documented", map[string]string{
-			"CLEVER_TOKEN": userToken, "CLEVER_SECRET": userSecret, "CLEVER_OPERATOR_API_ENDPOINT": api.URL + "/v2"}, nil,
-			[]string{"healthy", "signed with clever-tools' published consumer", "env CLEVER_TOKEN,CLEVER_SECRET", "endpoint:      " + api.URL + " ", self.ID, self.Email, "orga_check-1"}, false},
-		{"bearer token through the bridge", map[string]string{
-			"CLEVER_OPERATOR_API_BEARER_TOKEN": apiToken, "CLEVER_OPERATOR_API_ENDPOINT": api.URL, "CLEVER_OPERATOR_API_BRIDGE_ENDPOINT": bridge.URL + "/"}, nil,
-			[]string{"bearer token, through the API bridge", "endpoint:      " + bridge.URL + " ", self.ID, "orga_check-1"}, false},
-		{"clever-tools 4 login file (first profile, its API host)", nil, []string{"--clever-tools-config", cleverTools},
-			[]string{"healthy", "clever-tools file " + cleverTools, api.URL, self.ID}, false},
-		{"older clever-tools login file", map[string]string{"CLEVER_OPERATOR_CLEVER_TOOLS_CONFIG": legacy, "CLEVER_API_HOST": api.URL}, nil,
-			[]string{"healthy", "expires:       2099-01-01T00:00:00Z"}, false},
-		{"bearer token sent to the API host", map[string]string{"CLEVER_API_TOKEN": apiToken, "CLEVER_OPERATOR_API_ENDPOINT": api.URL}, nil,
-			[]string{"credentials refused by " + api.URL + ": GET /v2/self answered 401", "API tokens are accepted by the API bridge only"}, true},
-		{"wrong path", map[string]string{"CLEVER_TOKEN": userToken, "CLEVER_SECRET": userSecret, "CLEVER_OPERATOR_API_ENDPOINT": api.URL + "/api/v2"}, nil,
-			[]string{"endpoint " + api.URL + "/api does not serve the Clever Cloud API: GET /v2/self answered 404 (did you mean " + api.URL + "?)"}, true},
-		{"bad credentials", map[string]string{"CLEVER_TOKEN": userToken, "CLEVER_SECRET": "wrong-secret", "CLEVER_OPERATOR_API_ENDPOINT": api.URL}, nil,
-			[]string{"credentials refused by " + api.URL + ": GET /v2/self answered 401", "clever-tools' published OAuth consumer"}, true},
-		{"own consumer pair where the token belongs to clever-tools'", map[string]string{"CLEVER_TOKEN": userToken, "CLEVER_SECRET": userSecret,
-			"CC_CONSUMER_KEY": "own-key", "CC_CONSUMER_SECRET": "own-secret", "CLEVER_OPERATOR_API_ENDPOINT": api.URL}, nil,
-			[]string{"answered 401"}, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range c.env {
-				t.Setenv(k, v)
-			}
-			var out bytes.Buffer
-			err := run(append(c.args, "--check"), &out)
-			text := out.String()
-			if c.wantErr {
-				if err == nil {
-					t.Fatalf("--check succeeded:\n%s", text)
-				}
-				text = err.Error()
-				if strings.Contains(text, "\n") {
-					t.Errorf("error is not one line: %q", text)
-				}
-			} else if err != nil {
-				t.Fatalf("--check: %v", err)
-			}
-			t.Log(text)
-			for _, w := range c.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("output lacks %q:\n%s", w, text)
-				}
-			}
-			for _, secret := range []string{userToken, userSecret, apiToken, "wrong-secret", "own-secret", fakeapi.CleverToolsConsumerSecret} {
-				if strings.Contains(text, secret) {
-					t.Errorf("output shows a credential:\n%s", text)
-				}
-			}
-		})
-	}
 }

@@ -45,8 +45,11 @@ import (
 	"github.com/clever-operator/clever-operator/internal/networkgroup"
 )
 
-// Options configures the operator.
+// Options configures the operator. The command line fills it (BindFlags, then Validate);
+// the test suites set the fields they need and call Setup.
 type Options struct {
+	// CommandLine: what only the command line sets (main and NewManager read it, Setup does not).
+	CommandLine
 	API                 config.APIConfig
 	Watches             []watches.Watch
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
@@ -224,7 +227,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		DefaultName:       defName,
 		OperatorNamespace: opNS,
 		NewClient: func(c config.APIConfig) (*clevercloud.Client, error) {
-			return NewAPIClient(c, ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
+			return clevercloud.NewFromConfig(c, clevercloud.ClientOptions{RateLimit: o.APIRateLimit, Timeout: o.APITimeout, Metrics: apiMetrics})
 		},
 	}
 	claimKey := o.ClaimKey

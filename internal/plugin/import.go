@@ -13,7 +13,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
 const importHelp = `Usage: kubectl clever import [ID|NAME...] [flags]
@@ -110,7 +109,7 @@ func runImport(ctx context.Context, args []string, env *Env) error {
 	if err := cfg.API.Validate(); err != nil {
 		return err
 	}
-	api, err := operator.NewAPIClient(cfg.API, operator.ClientOptions{Timeout: 30 * time.Second})
+	api, err := clevercloud.NewFromConfig(cfg.API, clevercloud.ClientOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,9 @@
 //	kubectl clever status   one table over every kind: Ready, reason, add-on, plan, ...
 //	kubectl clever trace    a resource's conditions, events and Clever Cloud calls
 //
-// It is the operator's own binary run under another name: main dispatches here when it is
-// invoked as kubectl-clever (make plugin builds bin/kubectl-clever).
+// Its command is internal/plugin/kubectl-clever (make plugin builds bin/kubectl-clever), a
+// binary apart from the operator's: it shares the operator's configuration loading, kind table
+// and API client, not the operator itself.
 package plugin
 
 import (

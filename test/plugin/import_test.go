@@ -20,7 +20,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -43,7 +42,7 @@ func preexisting(org string, k *kinds.Kind, name string) *clevercloud.Addon {
 	}
 	opts, err := k.Options(sample)
 	Expect(err).NotTo(HaveOccurred())
-	api, err := operator.NewAPIClient(apiConfig(), operator.ClientOptions{RateLimit: -1})
+	api, err := clevercloud.NewFromConfig(apiConfig(), clevercloud.ClientOptions{RateLimit: -1})
 	Expect(err).NotTo(HaveOccurred())
 	a, err := api.CreateAddon(context.Background(), org, clevercloud.CreateOpts{Name: name, Region: region, ProviderID: k.ProviderID, Plan: plan, Options: opts})
 	Expect(err).NotTo(HaveOccurred(), "creating a %s add-on at the fake", k.GVK.Kind)
@@ -237,7 +236,7 @@ var _ = Describe("kubectl clever import", Ordered, func() {
 })
 
 var _ = Describe("kubectl-clever, the binary", func() {
-	It("is the operator's binary run under the plugin's name: import with the operator's environment, one error line", func() {
+	It("is its own command (make plugin's package): import with the operator's environment, one error line", func() {
 		ns := suite.NewNamespace()
 		org := suite.OrgOf(ns)
 		k, _ := kinds.KindFor(kinds.Kinds[1].GVK) // Redis
@@ -245,7 +244,7 @@ var _ = Describe("kubectl-clever, the binary", func() {
 		time.Sleep(200 * time.Millisecond)
 		dir := GinkgoT().TempDir()
 		bin := filepath.Join(dir, "kubectl-clever")
-		build := exec.Command("go", "build", "-o", bin, ".") // the suite runs from the repository root
+		build := exec.Command("go", "build", "-o", bin, "./internal/plugin/kubectl-clever") // the suite runs from the repository root
 		b, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(b))
 
