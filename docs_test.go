@@ -88,7 +88,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 	}
 
 	for _, a := range []string{kinds.AnnotationSkipDeprovision, kinds.AnnotationAddonID, secrets.AnnotationCredentialsHash, secrets.AnnotationRealID, kinds.LabelManagedBy,
-		addon.AnnotationPaused, addon.AnnotationReconcileRequestedAt, addon.AnnotationResyncPeriod, addon.AnnotationDeletionPolicy, addon.AnnotationOnAddonMissing,
+		kinds.AnnotationPaused, kinds.AnnotationReconcileRequestedAt, kinds.AnnotationResyncPeriod, kinds.AnnotationDeletionPolicy, kinds.AnnotationOnAddonMissing,
 		addon.AnnotationRotateRequestedAt, addon.AnnotationRolloutOnSecretChange} {
 		if !strings.Contains(operator, a) {
 			t.Errorf("docs/operator.md does not document %s", a)

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -112,84 +111,6 @@ func (c *claim) own(k *kinds.Kind, obj *unstructured.Unstructured) bool {
 // MayReference is that decision; every path calls it before any call that reads the object's
 // credentials (env), reads or changes a Network Group, or signs a request with its keys.
 
-// What a Reference names, for messages.
-const (
-	ReferenceAddon        = "add-on"
-	ReferenceNetworkGroup = "Network Group"
-)
-
-// Reference is one use by id of an existing Clever Cloud object.
-type Reference struct {
-	// What is ReferenceAddon or ReferenceNetworkGroup.
-	What string
-	// ID is the object's id (addon_..., ng_...).
-	ID string
-	// Organisation is where it is looked for ("" when unknown), for the message.
-	Organisation string
-	// Namespace is the namespace of the resource naming it.
-	Namespace string
-	// Field names the field that names it (spec.cellar.addonId, ...), for the message.
-	Field string
-	// CreatedHere is the caller's evidence, from records only the operator writes, that the
-	// object was created from Namespace.
-	CreatedHere bool
-}
-
-// MayReference decides whether a resource may use the object ref names: nil when it may (it
-// was created from the resource's namespace, or grant allows binding it), else the refusal,
-// reason BindingNotAllowed, naming the id, the namespace and how an admin grants it. A nil
-// grant allows nothing beyond what the namespace created.
-func MayReference(ref Reference, grant *credentials.Grant) *credentials.RefusedError {
-	if ref.CreatedHere || (grant != nil && grant.AllowsBinding(ref.ID)) {
-		return nil
-	}
-	src := "the operator's credentials"
-	if grant != nil && grant.Source != "" {
-		src = grant.Source
-	}
-	what := ref.What + " " + ref.ID
-	if ref.Organisation != "" {
-		what += " in organisation " + ref.Organisation
-	}
-	if ref.Field != "" {
-		what += " (" + ref.Field + ")"
-	}
-	how := "binding.any, or its id in binding.addonIds"
-	origin := ""
-	switch ref.What {
-	case ReferenceNetworkGroup:
-		how = "binding.any"
-		origin = " (no NetworkGroup of the namespace records it)"
-	case ReferenceAddon:
-		if ref.Field == "spec.cellar.addonId" {
-			origin = " (no Cellar of the namespace records it)"
-		}
-	}
-	return &credentials.RefusedError{Reason: status.ReasonBindingNotAllowed, Message: fmt.Sprintf(
-		"%s was not created from namespace %s%s, and %s do not allow binding it (an admin grants it in spec.binding of the credentials object: %s)",
-		what, ref.Namespace, origin, src, how)}
-}
-
-// RecordedIn says whether a live resource of kind gvk in namespace ns records id at field of
-// its status (which only the operator writes): a Cellar's status.addon, a NetworkGroup's
-// status.id. It is the evidence of MayReference for objects named by id.
-func RecordedIn(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, ns, id string, field ...string) (bool, error) {
-	if id == "" {
-		return false, nil
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return false, err
-	}
-	for i := range list.Items {
-		if v, _, _ := unstructured.NestedString(list.Items[i].Object, append([]string{"status"}, field...)...); v == id {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // mayBind decides whether the pass may use add-on a, which it finds bound by id (spec.addonId,
 // the addon-id annotation or the claim annotation) rather than created: MayReference, with the
 // add-on's name after this resource's UID or a valid claim as the evidence that the namespace
@@ -203,7 +124,7 @@ func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon)
 	c := r.parseClaim(obj)
 	uidNamed := a.AddonName() == r.Kind.AddonName(string(obj.GetUID()))
 	claimed := c != nil && c.valid && c.addonID == a.ID
-	if ref := MayReference(Reference{What: ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); ref != nil {
+	if ref := credentials.MayReference(credentials.Reference{What: credentials.ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); ref != nil {
 		return false, s.fail(ref.Reason, ref.Message, nil)
 	}
 	switch {

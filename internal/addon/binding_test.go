@@ -97,7 +97,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 		u.SetName("db")
 		u.SetUID("uid-b")
 		kinds.SpecAddonID.Set(u, "addon_1")
-		u.SetFinalizers([]string{k.Finalizer(), HelmUninstallFinalizer})
+		u.SetFinalizers([]string{k.Finalizer(), kinds.HelmUninstallFinalizer})
 	})
 	api := &fakeAPI{addons: map[string]clevercloud.Addon{"addon_1": existing}}
 	h := newHarness(t, k, api, first, second)
@@ -136,10 +136,10 @@ func TestAdoptedAddonOrphanedByDefault(t *testing.T) {
 		spec    string
 		want    string
 	}{
-		{"created, no policy", false, "", DeletionPolicyDelete},
-		{"adopted, no policy", true, "", DeletionPolicyOrphan},
-		{"adopted, Delete", true, DeletionPolicyDelete, DeletionPolicyDelete},
-		{"created, Orphan", false, DeletionPolicyOrphan, DeletionPolicyOrphan},
+		{"created, no policy", false, "", kinds.DeletionPolicyDelete},
+		{"adopted, no policy", true, "", kinds.DeletionPolicyOrphan},
+		{"adopted, Delete", true, kinds.DeletionPolicyDelete, kinds.DeletionPolicyDelete},
+		{"created, Orphan", false, kinds.DeletionPolicyOrphan, kinds.DeletionPolicyOrphan},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,7 +173,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 				u.SetFinalizers([]string{"api.clever-cloud.com/azimutt"})
 				now := metav1.NewTime(time.Now().Add(-10 * time.Second))
 				u.SetDeletionTimestamp(&now)
-				kinds.SpecDeletionPolicy.Set(u, DeletionPolicyDelete)
+				kinds.SpecDeletionPolicy.Set(u, kinds.DeletionPolicyDelete)
 				kinds.StatusAddon.Set(u, "addon_1")
 				kinds.StatusAdopted.Set(u, true)
 				if c.claim {

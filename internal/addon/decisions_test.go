@@ -345,13 +345,15 @@ func TestMayCreate(t *testing.T) {
 	}{
 		{"new resource", nil, "", ""},
 		{"ObserveOnly never creates", func(u *unstructured.Unstructured) { kinds.SpecManagementPolicy.Set(u, "ObserveOnly") }, "", status.ReasonAddonNotFound},
-		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, OnMissingReport, status.ReasonAddonMissing},
-		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, OnMissingRecreate, ""},
+		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, kinds.OnMissingReport, status.ReasonAddonMissing},
+		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, kinds.OnMissingRecreate, ""},
 		{"deleted out of band, annotation says recreate", func(u *unstructured.Unstructured) {
 			kinds.StatusAddon.Set(u, "addon_1")
-			u.SetAnnotations(map[string]string{AnnotationOnAddonMissing: OnMissingRecreate})
-		}, OnMissingReport, ""},
-		{"paused", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationPaused: "true"}) }, "", status.ReasonPauseRequested},
+			u.SetAnnotations(map[string]string{kinds.AnnotationOnAddonMissing: kinds.OnMissingRecreate})
+		}, kinds.OnMissingReport, ""},
+		{"paused", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
+		}, "", status.ReasonPauseRequested},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

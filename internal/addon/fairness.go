@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
@@ -63,7 +63,7 @@ func (r *Reconciler) takeSlot(s *pass, g *credentials.Grant) error {
 	}
 	if !r.slots.Acquire(g.Tenant, share) {
 		if s.first {
-			keepNew(s.obj.GetUID())
+			handoff.KeepNew(s.obj.GetUID())
 		}
 		s.log.V(1).Info("waiting for a worker of its credentials' share", "credentials", g.Source, "share", share)
 		return stop(ctrl.Result{RequeueAfter: queue.TenantJitter()})
@@ -78,16 +78,6 @@ func (r *Reconciler) releaseSlot(s *pass) {
 		r.slots.Release(s.slot)
 		s.slot = ""
 	}
-}
-
-// keepNew marks uid new again (confirmed): a pass that put the finalizer on it ended before
-// any call, so the next pass is still its first (takeNew).
-func keepNew(uid types.UID) {
-	m := &newMark{done: make(chan struct{}), confirmed: true}
-	close(m.done)
-	newMu.Lock()
-	newMarks[uid] = m
-	newMu.Unlock()
 }
 
 // endpointOf names whose endpoint the pass calls, for messages ("of Secret team-b/x ").

@@ -17,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -44,7 +45,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
 	}
 
-	if r.deletionPolicy(ctx, obj, s.life) == DeletionPolicyOrphan {
+	if r.deletionPolicy(ctx, obj, s.life) == kinds.DeletionPolicyOrphan {
 		s.event(corev1.EventTypeNormal, EventAddonOrphaned,
 			fmt.Sprintf("Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org))
 		return r.release(ctx, s)
@@ -180,13 +181,7 @@ func deletionRefused(err error) bool {
 // deletionBackoff grows with the time the resource has waited for its deletion: 1 s, up to
 // 5 min, so a refused or unconfirmed deletion is retried without an error loop.
 func deletionBackoff(waited time.Duration) time.Duration {
-	return GrowingDelay(waited, time.Second, 5*time.Minute)
-}
-
-// GrowingDelay is how long to wait before looking again at something that has not settled
-// for waited: half of that, between lo and hi.
-func GrowingDelay(waited, lo, hi time.Duration) time.Duration {
-	return min(max(waited/2, lo), hi)
+	return queue.GrowingDelay(waited, time.Second, 5*time.Minute)
 }
 
 func (s *pass) deletionWait() time.Duration {

@@ -148,7 +148,7 @@ func TestEngineWriteClaimsTheHandoff(t *testing.T) {
 	var outcomes []string
 	h.r.Handoff.Observe = func(o string) { outcomes = append(outcomes, o) }
 	live := h.get(t, u)
-	live.SetAnnotations(map[string]string{AnnotationPaused: "true"})
+	live.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
 	if err := h.cl.Update(context.Background(), live); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,9 @@ func TestHandoffOnlyForAFirstPublication(t *testing.T) {
 		{"deployed", func(u *unstructured.Unstructured) {
 			setCondition(u, status.TypeDeployed, metav1.ConditionTrue, "InstallSuccessful", "", time.Now())
 		}, false},
-		{"paused", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationPaused: "true"}) }, false},
+		{"paused", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
+		}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

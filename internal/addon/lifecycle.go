@@ -11,29 +11,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
-// Annotations and values that steer a resource's life (documented in docs/operator.md).
-const (
-	// AnnotationPaused "true" stops every Clever Cloud write for the resource (no create, no
-	// migration, no variable push) and the Secret's re-rendering; reads go on and the existing
-	// Secret stays. Deletion is never blocked.
-	AnnotationPaused = kinds.Group + "/paused"
-	// AnnotationReconcileRequestedAt: any new value forces one immediate refresh.
-	AnnotationReconcileRequestedAt = kinds.Group + "/reconcile-requested-at"
-	// AnnotationResyncPeriod overrides the refresh period of one resource (Go duration, ≥ 30s).
-	AnnotationResyncPeriod = kinds.Group + "/resync-period"
-	// AnnotationDeletionPolicy on a Namespace sets the default policy of its resources.
-	AnnotationDeletionPolicy = kinds.Group + "/deletion-policy"
-	// AnnotationOnAddonMissing "report" (or "recreate") overrides --on-addon-missing.
-	AnnotationOnAddonMissing = kinds.Group + "/on-addon-missing"
-
-	DeletionPolicyDelete = "Delete"
-	DeletionPolicyOrphan = "Orphan"
-	OnMissingRecreate    = "recreate"
-	OnMissingReport      = "report"
-
-	minResyncPeriod = 30 * time.Second
-)
-
 // EventAddonOrphaned is recorded when a resource goes and its add-on is kept.
 const EventAddonOrphaned = "AddonOrphaned"
 
@@ -54,9 +31,9 @@ func lifecycleOf(obj *unstructured.Unstructured) lifecycle {
 		l.bindID = ann[kinds.AnnotationAddonID]
 	}
 	l.observeOnly = kinds.SpecManagementPolicy.String(obj) == "ObserveOnly"
-	l.paused = ann[AnnotationPaused] == "true"
+	l.paused = ann[kinds.AnnotationPaused] == "true"
 	l.deletion = kinds.SpecDeletionPolicy.String(obj)
-	if v := ann[AnnotationOnAddonMissing]; v == OnMissingRecreate || v == OnMissingReport {
+	if v := ann[kinds.AnnotationOnAddonMissing]; v == kinds.OnMissingRecreate || v == kinds.OnMissingReport {
 		l.onMissing = v
 	}
 	return l
@@ -64,9 +41,9 @@ func lifecycleOf(obj *unstructured.Unstructured) lifecycle {
 
 // resyncPeriod is the resource's refresh period: its annotation, else the operator's.
 func (r *Reconciler) resyncPeriod(obj *unstructured.Unstructured) time.Duration {
-	if v := obj.GetAnnotations()[AnnotationResyncPeriod]; v != "" {
+	if v := obj.GetAnnotations()[kinds.AnnotationResyncPeriod]; v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
-			return max(d, minResyncPeriod)
+			return max(d, kinds.MinResyncPeriod)
 		}
 	}
 	return r.ResyncPeriod
@@ -77,33 +54,33 @@ func (r *Reconciler) resyncPeriod(obj *unstructured.Unstructured) time.Duration 
 // orphaned; then the namespace's annotation, the operator's default.
 func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstructured, l lifecycle) string {
 	if l.observeOnly {
-		return DeletionPolicyOrphan
+		return kinds.DeletionPolicyOrphan
 	}
-	if l.deletion == DeletionPolicyDelete || l.deletion == DeletionPolicyOrphan {
+	if l.deletion == kinds.DeletionPolicyDelete || l.deletion == kinds.DeletionPolicyOrphan {
 		return l.deletion
 	}
 	if kinds.StatusAdopted.Bool(obj) {
 		// Bound to an add-on this resource did not create: kept unless it says Delete.
-		return DeletionPolicyOrphan
+		return kinds.DeletionPolicyOrphan
 	}
 	ns := &corev1.Namespace{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: obj.GetNamespace()}, ns); err == nil {
-		if v := ns.Annotations[AnnotationDeletionPolicy]; v == DeletionPolicyDelete || v == DeletionPolicyOrphan {
+		if v := ns.Annotations[kinds.AnnotationDeletionPolicy]; v == kinds.DeletionPolicyDelete || v == kinds.DeletionPolicyOrphan {
 			return v
 		}
 	}
-	if r.DefaultDeletionPolicy == DeletionPolicyOrphan {
-		return DeletionPolicyOrphan
+	if r.DefaultDeletionPolicy == kinds.DeletionPolicyOrphan {
+		return kinds.DeletionPolicyOrphan
 	}
-	return DeletionPolicyDelete
+	return kinds.DeletionPolicyDelete
 }
 
 func (r *Reconciler) onMissing(l lifecycle) string {
 	if l.onMissing != "" {
 		return l.onMissing
 	}
-	if r.OnAddonMissing == OnMissingReport {
-		return OnMissingReport
+	if r.OnAddonMissing == kinds.OnMissingReport {
+		return kinds.OnMissingReport
 	}
-	return OnMissingRecreate
+	return kinds.OnMissingRecreate
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -19,6 +18,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -28,9 +28,6 @@ import (
 // private host name in its Secret. Memberships are read and changed on full passes (a spec
 // change, a NetworkGroup's change, the joins Clever Cloud has not finished); the periodic
 // refresh keeps the published host from status.networkGroups without a call.
-
-// NetworkGroupGVK is the NetworkGroup kind (internal/networkgroup reconciles it).
-var NetworkGroupGVK = schema.GroupVersionKind{Group: kinds.Group, Version: "v1alpha1", Kind: "NetworkGroup"}
 
 // NetworkGroupAPI is what memberships need beyond API (*clevercloud.Client implements it).
 type NetworkGroupAPI interface {
@@ -204,7 +201,7 @@ func (s *pass) networkGroupsBackoff() time.Duration {
 		return 2 * time.Second
 	}
 	age, _ := c.Age(s.now())
-	return GrowingDelay(age, 2*time.Second, 5*time.Minute)
+	return queue.GrowingDelay(age, 2*time.Second, 5*time.Minute)
 }
 
 // changedRefs are the refs whose membership differs between a and b.
@@ -256,17 +253,17 @@ func networkGroupProviderList() []string {
 func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id, reason, msg string) {
 	if strings.HasPrefix(ref, "ng_") {
 		ns := s.obj.GetNamespace()
-		here, err := RecordedIn(ctx, r.Client, NetworkGroupGVK, ns, ref, "id")
+		here, err := credentials.RecordedIn(ctx, r.Client, kinds.NetworkGroupGVK, ns, ref, "id")
 		if err != nil {
 			return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("listing the NetworkGroups of namespace %s: %v", ns, err)
 		}
-		if refused := MayReference(Reference{What: ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); refused != nil {
+		if refused := credentials.MayReference(credentials.Reference{What: credentials.ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); refused != nil {
 			return "", refused.Reason, refused.Message
 		}
 		return ref, "", ""
 	}
 	ng := &unstructured.Unstructured{}
-	ng.SetGroupVersionKind(NetworkGroupGVK)
+	ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.obj.GetNamespace(), Name: ref}, ng); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s does not exist in namespace %s", ref, s.obj.GetNamespace())

@@ -244,9 +244,9 @@ func (r *Reconciler) flushEvents(s *pass) {
 func syncPaused(u *unstructured.Unstructured, now time.Time) {
 	conds := status.Conditions(u)
 	var changed bool
-	if u.GetAnnotations()[AnnotationPaused] == "true" {
+	if u.GetAnnotations()[kinds.AnnotationPaused] == "true" {
 		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
-			Message: "paused by the annotation " + AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
+			Message: "paused by the annotation " + kinds.AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
 	} else {
 		conds, changed = status.Remove(conds, status.TypePaused)
 	}
@@ -258,5 +258,5 @@ func syncPaused(u *unstructured.Unstructured, now time.Time) {
 // pausedChanged says whether the Paused condition does not match the annotation yet.
 func pausedChanged(u *unstructured.Unstructured) bool {
 	_, has := status.Find(status.Conditions(u), status.TypePaused)
-	return has != (u.GetAnnotations()[AnnotationPaused] == "true")
+	return has != (u.GetAnnotations()[kinds.AnnotationPaused] == "true")
 }

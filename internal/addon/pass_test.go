@@ -20,6 +20,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -201,21 +202,21 @@ func TestOnePassOneStatusWrite(t *testing.T) {
 	}{
 		{"new resource: finalizers, create, publish", &fakeAPI{env: env}, nil, 1, 1, "True/" + status.ReasonProvisioned},
 		{"Helm's finalizer already there: one patch adds the engine's", &fakeAPI{env: env}, func(u *unstructured.Unstructured) {
-			u.SetFinalizers([]string{HelmUninstallFinalizer})
+			u.SetFinalizers([]string{kinds.HelmUninstallFinalizer})
 		}, 1, 1, "True/" + status.ReasonProvisioned},
 		{"spec changed on a Ready resource: one write", &fakeAPI{addons: map[string]clevercloud.Addon{"addon_1": existing}, env: env}, func(u *unstructured.Unstructured) {
-			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
+			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", kinds.HelmUninstallFinalizer})
 			u.SetGeneration(2)
 			_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
 			_ = unstructured.SetNestedField(u.Object, int64(1), "status", "observedGeneration")
 			setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", time.Now())
 		}, 1, 0, "True/" + status.ReasonProvisioned},
 		{"API unavailable: one write", &fakeAPI{getErr: apiErr(503)}, func(u *unstructured.Unstructured) {
-			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
+			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", kinds.HelmUninstallFinalizer})
 			_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
 		}, 1, 0, "False/" + status.ReasonAPIUnavailable},
 		{"invalid organisation: one write", &fakeAPI{}, func(u *unstructured.Unstructured) {
-			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
+			u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", kinds.HelmUninstallFinalizer})
 			_ = unstructured.SetNestedField(u.Object, "acme", "spec", "organisation")
 		}, 1, 0, "False/" + status.ReasonInvalidSpec},
 	}
@@ -255,7 +256,7 @@ func TestOnePassOneStatusWrite(t *testing.T) {
 // pass's changes are applied again to the live resource, keeping what Helm wrote.
 func TestCommitRetriesAConflictOnALiveCopy(t *testing.T) {
 	k, u := testResource(t, func(u *unstructured.Unstructured) {
-		u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
+		u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", kinds.HelmUninstallFinalizer})
 	})
 	h := newHarness(t, k, &fakeAPI{}, u)
 	s := h.r.newPass(context.Background(), u.DeepCopy())
@@ -290,7 +291,7 @@ func TestCommitRetriesAConflictOnALiveCopy(t *testing.T) {
 // condition identical to the one recorded).
 func TestNoChangeNoWrite(t *testing.T) {
 	k, u := testResource(t, func(u *unstructured.Unstructured) {
-		u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", HelmUninstallFinalizer})
+		u.SetFinalizers([]string{"api.clever-cloud.com/azimutt", kinds.HelmUninstallFinalizer})
 	})
 	h := newHarness(t, k, &fakeAPI{}, u)
 	s := h.r.newPass(context.Background(), u.DeepCopy())
@@ -305,11 +306,11 @@ func TestNoChangeNoWrite(t *testing.T) {
 func TestMarkedNewIsAFirstPass(t *testing.T) {
 	k, u := testResource(t, func(u *unstructured.Unstructured) {
 		u.SetUID("uid-marked")
-		u.SetFinalizers([]string{HelmUninstallFinalizer, "api.clever-cloud.com/azimutt"})
+		u.SetFinalizers([]string{kinds.HelmUninstallFinalizer, "api.clever-cloud.com/azimutt"})
 	})
 	api := &fakeAPI{createErr: apiErr(503)}
 	h := newHarness(t, k, api, u)
-	MarkNew(u.GetUID())(true)
+	handoff.MarkNew(u.GetUID())(true)
 	h.pass(t, u)
 	if calls := strings.Join(api.calls, ","); calls != "create" {
 		t.Fatalf("calls %q: a marked resource is new, no list before the create", calls)
@@ -325,21 +326,21 @@ func TestMarkedNewIsAFirstPass(t *testing.T) {
 // that sees the mark while the write is in flight waits for its outcome.
 func TestNewMarkSettledByTheWrite(t *testing.T) {
 	ctx := context.Background()
-	MarkNew("uid-failed")(false)
-	if takeNew(ctx, "uid-failed") {
+	handoff.MarkNew("uid-failed")(false)
+	if handoff.TakeNew(ctx, "uid-failed") {
 		t.Fatal("a failed write made the resource new")
 	}
-	settle := MarkNew("uid-inflight")
+	settle := handoff.MarkNew("uid-inflight")
 	go func() { time.Sleep(20 * time.Millisecond); settle(true) }()
-	if !takeNew(ctx, "uid-inflight") {
+	if !handoff.TakeNew(ctx, "uid-inflight") {
 		t.Fatal("the pass did not wait for the write in flight")
 	}
-	if takeNew(ctx, "uid-inflight") {
+	if handoff.TakeNew(ctx, "uid-inflight") {
 		t.Fatal("a mark is taken once")
 	}
-	settle = MarkNew("uid-late-fail")
+	settle = handoff.MarkNew("uid-late-fail")
 	go func() { time.Sleep(20 * time.Millisecond); settle(false) }()
-	if takeNew(ctx, "uid-late-fail") {
+	if handoff.TakeNew(ctx, "uid-late-fail") {
 		t.Fatal("a write in flight that failed made the resource new")
 	}
 }

@@ -138,7 +138,7 @@ func (r *Reconciler) newObject() *unstructured.Unstructured {
 // writes (its own and Helm's) do not wake it, so they cost no API calls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
-		r.ResyncPeriod = DefaultResyncPeriod
+		r.ResyncPeriod = queue.DefaultResyncPeriod
 	}
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = 4
@@ -184,7 +184,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Kind.JoinsNetworkGroups() {
 		// A NetworkGroup that becomes Ready (or goes) wakes the resources naming it.
 		ng := &unstructured.Unstructured{}
-		ng.SetGroupVersionKind(NetworkGroupGVK)
+		ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
 		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.networkGroupUsers))
 	}
 	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
@@ -227,19 +227,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	ctx = logr.NewContext(ctx, r.Log.WithValues(r.Kind.Lower(), req.NamespacedName))
 	res, err = r.reconcileObject(ctx, obj)
-	if NamespaceTerminating(err) {
+	if queue.NamespaceTerminating(err) {
 		// The namespace controller deleted a Secret of the resource and will delete the
 		// resource next: nothing can be created there any more, and its deletion wakes it.
 		logr.FromContextOrDiscard(ctx).V(1).Info("namespace being deleted: nothing more is written there", "refused", err.Error())
 		return ctrl.Result{}, nil
 	}
 	return res, err
-}
-
-// NamespaceTerminating says whether err is the API server refusing to create an object in a
-// namespace being deleted.
-func NamespaceTerminating(err error) bool {
-	return err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // reconcileObject runs one pass over obj: the steps decide in memory, and the deferred commit
@@ -294,9 +288,9 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		s.reset(s.obj) // read live by ensureFinalizer: snapshot what the API server answered
 	}
 	if added {
-		dropNew(s.obj.GetUID())
+		handoff.DropNew(s.obj.GetUID())
 	}
-	if added || takeNew(ctx, s.obj.GetUID()) {
+	if added || handoff.TakeNew(ctx, s.obj.GetUID()) {
 		r.fresh.Store(s.obj.GetUID(), struct{}{})
 		s.first = true
 	}
@@ -336,74 +330,9 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	return r.provision(ctx, s)
 }
 
-// Resources whose engine finalizer the Helm side's client adds with its own
-// (internal/hybrid.StatusClient): like the ones the engine puts it on, no operator had worked
-// on them, and the engine's next pass over one is its first pass. The mark is taken before
-// that write and settled by its outcome, so the engine never trusts a write that failed (an
-// earlier engine pass may have added the finalizer and created the add-on) and never misses
-// one that succeeded (its live read may see the finalizer before the mark is settled).
-var (
-	newMu    sync.Mutex
-	newMarks = map[types.UID]*newMark{}
-)
-
-type newMark struct {
-	done      chan struct{}
-	confirmed bool
-}
-
-// MarkNew records that a write about to add the engine's finalizer to a resource that has
-// none may make it new; settle must be called with the write's outcome.
-func MarkNew(uid types.UID) (settle func(written bool)) {
-	m := &newMark{done: make(chan struct{})}
-	newMu.Lock()
-	newMarks[uid] = m
-	newMu.Unlock()
-	return func(written bool) {
-		newMu.Lock()
-		m.confirmed = written
-		if !written && newMarks[uid] == m {
-			delete(newMarks, uid)
-		}
-		newMu.Unlock()
-		close(m.done)
-	}
-}
-
-// takeNew says (once) whether uid was marked new by a write that succeeded, waiting for a
-// write in flight to settle.
-func takeNew(ctx context.Context, uid types.UID) bool {
-	newMu.Lock()
-	m := newMarks[uid]
-	newMu.Unlock()
-	if m == nil {
-		return false
-	}
-	select {
-	case <-m.done:
-	case <-ctx.Done():
-		return false
-	case <-time.After(10 * time.Second):
-		return false
-	}
-	newMu.Lock()
-	defer newMu.Unlock()
-	if newMarks[uid] != m {
-		return false
-	}
-	delete(newMarks, uid)
-	return m.confirmed
-}
-
-func dropNew(uid types.UID) {
-	newMu.Lock()
-	delete(newMarks, uid)
-	newMu.Unlock()
-}
-
 // forget drops what the engine remembers of a resource being deleted (or no longer selected).
 func (r *Reconciler) forget(obj *unstructured.Unstructured) {
-	dropNew(obj.GetUID())
+	handoff.DropNew(obj.GetUID())
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
@@ -472,7 +401,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Kind.SourceSecretName(obj.GetName())}, src); err != nil {
 		return fullPass, 0
 	}
-	if requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]; requested != "" {
+	if requested := obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt]; requested != "" {
 		if kinds.StatusLastHandledReconcileAt.String(obj) != requested {
 			return refreshDue, 0
 		}
@@ -490,13 +419,6 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	}
 	return upToDate, queue.Jitter(period - elapsed)
 }
-
-// DefaultResyncPeriod is how often a Ready add-on is read again when --resync-period is not set.
-const DefaultResyncPeriod = 10 * time.Minute
-
-// HelmUninstallFinalizer is the finalizer helm-operator-plugins puts on a resource before its
-// first install (it uninstalls the release on deletion).
-const HelmUninstallFinalizer = "uninstall-helm-release"
 
 // ensureFinalizer adds the engine's finalizer; added reports that the live resource did not
 // carry it (read live, so a stale cache never makes a resource look new). The Helm side's
@@ -537,7 +459,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 			obj.Object = live.Object
 			return nil
 		}
-		controllerutil.AddFinalizer(live, HelmUninstallFinalizer)
+		controllerutil.AddFinalizer(live, kinds.HelmUninstallFinalizer)
 		if len(before) == 0 {
 			if err := r.Client.Update(ctx, live); err != nil {
 				return err
@@ -666,10 +588,10 @@ func (r *Reconciler) mayCreate(s *pass) error {
 	switch {
 	case s.life.observeOnly:
 		return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(s.obj.GetUID())), s.org), nil)
-	case prev != "" && r.onMissing(s.life) == OnMissingReport:
-		return s.fail(status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, AnnotationOnAddonMissing), nil)
+	case prev != "" && r.onMissing(s.life) == kinds.OnMissingReport:
+		return s.fail(status.ReasonAddonMissing, fmt.Sprintf("add-on %s was deleted outside the operator; delete this resource, or annotate it %s=recreate to create a new add-on", prev, kinds.AnnotationOnAddonMissing), nil)
 	case s.life.paused:
-		s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+AnnotationPaused+")")
+		s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonPauseRequested, "creating the add-on is paused (annotation "+kinds.AnnotationPaused+")")
 		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
 	}
 	return nil
@@ -753,7 +675,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	if err := r.connect(ctx, s); err != nil {
 		return err
 	}
-	requested := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	requested := obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt]
 	forced := requested != "" && requested != kinds.StatusLastHandledReconcileAt.String(obj)
 	n := r.countRefresh(obj)
 	read := r.Kind.RefreshReadFor(n)
@@ -844,7 +766,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if p.Disabled {
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
-	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[AnnotationReconcileRequestedAt], r.now()))
+	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt], r.now()))
 	if zone, err := r.Kind.Region(obj); err == nil {
 		r.recordPrice(ctx, s, zone)
 	}

@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -115,7 +114,7 @@ func newObject() *unstructured.Unstructured {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
-		r.ResyncPeriod = addon.DefaultResyncPeriod
+		r.ResyncPeriod = queue.DefaultResyncPeriod
 	}
 	cellar := &unstructured.Unstructured{}
 	cellar.SetGroupVersionKind(cellarGVK)
@@ -200,14 +199,14 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		if g == nil {
 			return k, reason, msg, err
 		}
-		// Binding an existing add-on is a privilege (addon.MayReference): a Cellar of this
+		// Binding an existing add-on is a privilege (credentials.MayReference): a Cellar of this
 		// namespace records it (status.addon, written only by the operator), or the
 		// credentials allow binding it; decided before its keys are read.
-		here, err := addon.RecordedIn(ctx, r.Client, cellarGVK, ns, id, "addon")
+		here, err := credentials.RecordedIn(ctx, r.Client, cellarGVK, ns, id, "addon")
 		if err != nil {
 			return k, "", "", err
 		}
-		if refused := addon.MayReference(addon.Reference{What: addon.ReferenceAddon, ID: id, Organisation: org, Namespace: ns,
+		if refused := credentials.MayReference(credentials.Reference{What: credentials.ReferenceAddon, ID: id, Organisation: org, Namespace: ns,
 			Field: "spec.cellar.addonId", CreatedHere: here}, g); refused != nil {
 			return k, refused.Reason, refused.Message, nil
 		}

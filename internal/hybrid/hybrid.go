@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
@@ -252,7 +251,7 @@ func PauseHandler(c client.Client, kind *kinds.Kind, sourceKey []byte) reconcile
 		if obj.GetDeletionTimestamp() != nil {
 			return controllerutil.ContainsFinalizer(obj, kind.Finalizer()), nil
 		}
-		if obj.GetAnnotations()[addon.AnnotationPaused] == "true" {
+		if obj.GetAnnotations()[kinds.AnnotationPaused] == "true" {
 			return true, nil
 		}
 		return sourceNotUsable(ctx, c, kind, obj, sourceKey)

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -523,11 +522,11 @@ func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
 		source     bool
 		want       int // finalizers sent; -1: no write
 	}{
-		{"new resource, no source Secret: left to the engine", []string{addon.HelmUninstallFinalizer}, false, false, -1},
-		{"new resource with a source Secret: both in one write", []string{addon.HelmUninstallFinalizer}, false, true, 2},
-		{"another finalizer: both in one write", []string{"example.com/keep", addon.HelmUninstallFinalizer}, false, false, 3},
-		{"engine's already there", []string{kind.Finalizer(), addon.HelmUninstallFinalizer}, false, false, 2},
-		{"being deleted: untouched", []string{addon.HelmUninstallFinalizer}, true, false, 1},
+		{"new resource, no source Secret: left to the engine", []string{kinds.HelmUninstallFinalizer}, false, false, -1},
+		{"new resource with a source Secret: both in one write", []string{kinds.HelmUninstallFinalizer}, false, true, 2},
+		{"another finalizer: both in one write", []string{"example.com/keep", kinds.HelmUninstallFinalizer}, false, false, 3},
+		{"engine's already there", []string{kind.Finalizer(), kinds.HelmUninstallFinalizer}, false, false, 2},
+		{"being deleted: untouched", []string{kinds.HelmUninstallFinalizer}, true, false, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -548,7 +547,7 @@ func TestHelmFinalizerWriteCarriesTheEngines(t *testing.T) {
 				if len(rec.updated) != 0 {
 					t.Fatalf("sent %v; want no write", rec.updated)
 				}
-				if !controllerutil.ContainsFinalizer(u, addon.HelmUninstallFinalizer) || controllerutil.ContainsFinalizer(u, kind.Finalizer()) {
+				if !controllerutil.ContainsFinalizer(u, kinds.HelmUninstallFinalizer) || controllerutil.ContainsFinalizer(u, kind.Finalizer()) {
 					t.Fatalf("finalizers in memory %v", u.GetFinalizers())
 				}
 				return

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
@@ -57,7 +56,7 @@ func TestStatusOnly(t *testing.T) {
 		}, false},
 		{"the generation", func(u *unstructured.Unstructured) { u.SetGeneration(2) }, false},
 		{"an annotation (pause)", func(u *unstructured.Unstructured) {
-			u.SetAnnotations(map[string]string{addon.AnnotationPaused: "true"})
+			u.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
 		}, false},
 		{"a label (selector)", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"shard": "a"}) }, false},
 		{"a finalizer removed", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"uninstall-helm-release"}) }, false},

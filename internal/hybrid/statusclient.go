@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -70,7 +69,7 @@ func NewStatusClient(c client.Client, kind *kinds.Kind) *StatusClient {
 // carry the engine's finalizer yet, the engine's finalizer in the same write (one write to the
 // resource instead of two). Once that write succeeded (an optimistic one: the resource had no
 // engine finalizer, so no operator had created anything for it), the engine is told the
-// resource is new (addon.MarkNew, settled by the write's outcome), as if it had added the
+// resource is new (handoff.MarkNew, settled by the write's outcome), as if it had added the
 // finalizer itself.
 //
 // A new resource whose source Secret does not exist yet gets no write from the Helm side at
@@ -81,7 +80,7 @@ func NewStatusClient(c client.Client, kind *kinds.Kind) *StatusClient {
 // fail on a conflict for about two resources in three (issue #17: 0.6–0.73 refused writes per
 // resource to Ready in A1), each one more request to a control plane busy with the creates.
 func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if c.kind == nil || obj.GetDeletionTimestamp() != nil || !controllerutil.ContainsFinalizer(obj, addon.HelmUninstallFinalizer) ||
+	if c.kind == nil || obj.GetDeletionTimestamp() != nil || !controllerutil.ContainsFinalizer(obj, kinds.HelmUninstallFinalizer) ||
 		controllerutil.ContainsFinalizer(obj, c.kind.Finalizer()) {
 		return c.Client.Update(ctx, obj, opts...)
 	}
@@ -89,7 +88,7 @@ func (c *StatusClient) Update(ctx context.Context, obj client.Object, opts ...cl
 		return nil
 	}
 	controllerutil.AddFinalizer(obj, c.kind.Finalizer())
-	settle := addon.MarkNew(obj.GetUID())
+	settle := handoff.MarkNew(obj.GetUID())
 	err := c.Client.Update(ctx, obj, opts...)
 	settle(err == nil)
 	return err

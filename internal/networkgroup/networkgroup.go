@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -104,14 +103,14 @@ func (r *Reconciler) newID() string {
 
 func newObject() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(addon.NetworkGroupGVK)
+	u.SetGroupVersionKind(kinds.NetworkGroupGVK)
 	return u
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ResyncPeriod == 0 {
-		r.ResyncPeriod = addon.DefaultResyncPeriod
+		r.ResyncPeriod = queue.DefaultResyncPeriod
 	}
 	r.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 256)
 	return ctrl.NewControllerManagedBy(mgr).
@@ -124,7 +123,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile creates, observes or deletes one Network Group.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return standalone.Run(ctx, r.Client, req, addon.NetworkGroupGVK, Finalizer, &r.tenants, r.reconcile)
+	return standalone.Run(ctx, r.Client, req, kinds.NetworkGroupGVK, Finalizer, &r.tenants, r.reconcile)
 }
 
 func (r *Reconciler) report() standalone.Reporter {

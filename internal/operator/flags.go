@@ -19,6 +19,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
@@ -89,7 +90,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Check, "check", false, "validate the configuration and exit")
 	fs.BoolVar(&o.Check, "t", false, "shorthand for --check")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
-	fs.DurationVar(&o.ResyncPeriod, "resync-period", addon.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
+	fs.DurationVar(&o.ResyncPeriod, "resync-period", queue.DefaultResyncPeriod, "how often a Ready add-on is read again at Clever Cloud (one API call)")
 	o.PriceRefresh = catalog.DefaultPriceRefresh
 	fs.Var((*durationOrOff)(&o.PriceRefresh), "price-refresh-period", "how long a Clever Cloud price system is used before it is read again (status.price, the price metric); 0 turns price lookups off")
 	fs.StringVar(&o.CellarEndpointFlag, "cellar-endpoint", "", "S3 endpoint URL (http[s]://host[:port]) CellarBuckets reach every Cellar add-on at, instead of its CELLAR_ADDON_HOST over HTTPS (a proxy, a local S3 server for demos and tests)")

@@ -425,7 +425,7 @@ func setupInUse(mgr ctrl.Manager, o Options, watched []kinds.Kind) (*credentials
 	if err := mgr.Add(cacheRunnable{armed}); err != nil {
 		return nil, err
 	}
-	kinds := []schema.GroupVersionKind{addon.NetworkGroupGVK, cellarbucket.GVK}
+	kinds := []schema.GroupVersionKind{kinds.NetworkGroupGVK, cellarbucket.GVK}
 	for _, k := range watched {
 		kinds = append(kinds, k.GVK)
 	}

@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Jitter spreads periodic work: d plus up to a tenth of d (one second when d is not positive).
@@ -65,3 +68,18 @@ func (t *TenantSlots) InFlight(key string) int {
 	defer t.mu.Unlock()
 	return t.held[key]
 }
+
+// GrowingDelay is how long to wait before looking again at something that has not settled
+// for waited: half of that, between lo and hi.
+func GrowingDelay(waited, lo, hi time.Duration) time.Duration {
+	return min(max(waited/2, lo), hi)
+}
+
+// NamespaceTerminating says whether err is the API server refusing to create an object in a
+// namespace being deleted.
+func NamespaceTerminating(err error) bool {
+	return err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
+// DefaultResyncPeriod is how often a Ready add-on is read again when --resync-period is not set.
+const DefaultResyncPeriod = 10 * time.Minute

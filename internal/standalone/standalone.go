@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/queue"
@@ -198,7 +197,7 @@ func Str(u *unstructured.Unstructured, fields ...string) string {
 func (r Reporter) Backoff(obj *unstructured.Unstructured, lo, hi time.Duration) time.Duration {
 	c, _ := status.Find(status.Conditions(obj), status.TypeReady)
 	age, _ := c.Age(r.now())
-	return addon.GrowingDelay(age, lo, hi)
+	return queue.GrowingDelay(age, lo, hi)
 }
 
 // ForPredicates are the predicates of a standalone kind's own watch: a change of spec or
@@ -244,7 +243,7 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 		ctrl.LoggerFrom(ctx).V(1).Info("waiting for a worker of its credentials' share")
 		return ctrl.Result{RequeueAfter: queue.TenantJitter()}, nil
 	}
-	if addon.NamespaceTerminating(err) {
+	if queue.NamespaceTerminating(err) {
 		// Its namespace is being deleted (and the resource with it, which wakes it).
 		err = nil
 	}

@@ -12,8 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
@@ -26,7 +26,7 @@ func (grants) Resolve(_ context.Context, obj *unstructured.Unstructured) (*crede
 
 func object(name, tenant string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(addon.NetworkGroupGVK)
+	u.SetGroupVersionKind(kinds.NetworkGroupGVK)
 	u.SetNamespace("ns")
 	u.SetName(name)
 	if tenant != "" {
@@ -52,7 +52,7 @@ func TestRunHoldsATenantToItsShare(t *testing.T) {
 	inside, leave := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(ctx, c, req("held"), addon.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
+		_, err := Run(ctx, c, req("held"), kinds.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
 			_, _, _, err := Connect(ctx, grants{}, obj, "orga_x")
 			close(inside)
 			<-leave
@@ -66,7 +66,7 @@ func TestRunHoldsATenantToItsShare(t *testing.T) {
 	}
 
 	called := false
-	res, err := Run(ctx, c, req("over"), addon.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
+	res, err := Run(ctx, c, req("over"), kinds.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
 		_ = unstructured.SetNestedField(obj.Object, "decided", "status", "phase")
 		g, _, _, err := Connect(ctx, grants{}, obj, "orga_x")
 		if err != nil {
@@ -87,7 +87,7 @@ func TestRunHoldsATenantToItsShare(t *testing.T) {
 	}
 
 	for _, name := range []string{"other", "admin"} {
-		res, err := Run(ctx, c, req(name), addon.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
+		res, err := Run(ctx, c, req(name), kinds.NetworkGroupGVK, "f", tenants, func(ctx context.Context, obj *unstructured.Unstructured) (ctrl.Result, error) {
 			g, _, _, err := Connect(ctx, grants{}, obj, "orga_x")
 			if g == nil || err != nil {
 				return ctrl.Result{}, errors.Join(errors.New("no grant"), err)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
@@ -50,7 +49,7 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 	if err := c.Get(ctx, key, live); err != nil {
 		return err
 	}
-	live.SetFinalizers(append(live.GetFinalizers(), kind.Finalizer(), addon.HelmUninstallFinalizer))
+	live.SetFinalizers(append(live.GetFinalizers(), kind.Finalizer(), kinds.HelmUninstallFinalizer))
 	if err := c.Update(ctx, live); err != nil {
 		return err
 	}

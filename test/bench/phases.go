@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/harness"
 )
@@ -381,7 +381,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	p3r.Calls = calls
 	periods := b.c.idleWindow.Seconds() / b.c.resync.Seconds()
 	p3r.CallsPerResourcePerPeriod = float64(calls) / float64(b.c.idleN) / periods
-	helmCPU, helmCalls, err := measure(fmt.Sprintf("Helm reconcilePeriod %s (engine at its default %s)", b.c.resync, addon.DefaultResyncPeriod), 1, "--watches-file="+wf)
+	helmCPU, helmCalls, err := measure(fmt.Sprintf("Helm reconcilePeriod %s (engine at its default %s)", b.c.resync, queue.DefaultResyncPeriod), 1, "--watches-file="+wf)
 	if err != nil {
 		return err
 	}
@@ -390,11 +390,11 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	p3r.HelmCalls = helmCalls
 	p3r.HelmDefaultSeconds = helmDefault.Seconds()
 	p3r.CPUPercentAtDefaultPeriod = p3r.BaselineCPUPercent +
-		max(0, engCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/addon.DefaultResyncPeriod.Seconds() +
+		max(0, engCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/queue.DefaultResyncPeriod.Seconds() +
 		max(0, helmCPU-p3r.BaselineCPUPercent)*b.c.resync.Seconds()/helmDefault.Seconds()
 	b.res.P3 = p3r
 	fmt.Printf("    P3: %.2f API calls per resource per period; CPU at a %s period: engine %.2f%%, Helm %.2f%% (%d API calls) → %.2f%% of one core at the defaults (%s, %s)\n",
-		p3r.CallsPerResourcePerPeriod, b.c.resync, engCPU, helmCPU, helmCalls, p3r.CPUPercentAtDefaultPeriod, addon.DefaultResyncPeriod, helmDefault)
+		p3r.CallsPerResourcePerPeriod, b.c.resync, engCPU, helmCPU, helmCalls, p3r.CPUPercentAtDefaultPeriod, queue.DefaultResyncPeriod, helmDefault)
 	return nil
 }
 

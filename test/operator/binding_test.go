@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -135,7 +136,7 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		Expect(k8s.Delete(ctx, suite.Get(first))).To(Succeed())
 		Eventually(suite.GetOf(first)).Should(BeNil())
 		Expect(kube.AddonExists(fake, pre.ID)).To(BeTrue(), "a bound add-on is orphaned by default")
-		suite.Annotate(second, map[string]string{addon.AnnotationReconcileRequestedAt: metav1.Now().String()})
+		suite.Annotate(second, map[string]string{kinds.AnnotationReconcileRequestedAt: metav1.Now().String()})
 		Eventually(suite.ReadyOf(second)).Should(Equal("True/Provisioned"))
 	})
 })

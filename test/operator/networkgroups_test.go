@@ -144,7 +144,7 @@ var _ = Describe("network groups", func() {
 
 		// A group id no NetworkGroup of the namespace records (whether it exists or is another
 		// team's): refused before any call about it, as every reference by id
-		// (addon.MayReference) without the credentials' binding grant.
+		// (credentials.MayReference) without the credentials' binding grant.
 		es := suite.Sample("api_v1_mysql.yaml", ns)
 		missing := "ng_00000000-0000-4000-8000-000000000000"
 		Expect(unstructured.SetNestedStringSlice(es.Object, []string{missing}, "spec", "networkGroups")).To(Succeed())

@@ -173,7 +173,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		mine := withRef(sample("api_v1_postgresql.yaml", w.teamB, "mine", w.orgB), "ClusterCleverCredentials", forB)
 		Expect(unstructured.SetNestedStringMap(mine.Object, map[string]string{"uses": "pg"}, "spec", "secret", "rollout", "matchLabels")).To(Succeed())
 		mine.SetAnnotations(map[string]string{
-			addon.AnnotationResyncPeriod: "1ns",  // clamped to 30 s: no hot loop
+			kinds.AnnotationResyncPeriod: "1ns",  // clamped to 30 s: no hot loop
 			addon.AnnotationBackupMaxAge: "-36h", // invalid: a clear condition
 		})
 		asTenant(asB, mine)
@@ -181,7 +181,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		idB := kube.StatusString(suite.Get(mine), "addon")
 		// An invalid backup-max-age is reported on BackupStale once backups were read (never on
 		// Ready): the resource stays Ready through refreshes.
-		annotateAs(asB, mine, map[string]string{addon.AnnotationReconcileRequestedAt: "rt-0"})
+		annotateAs(asB, mine, map[string]string{kinds.AnnotationReconcileRequestedAt: "rt-0"})
 		Consistently(suite.ReadyOf(mine), 2*time.Second).Should(Equal("True/Provisioned"))
 		Expect(kube.Condition(suite.Get(mine), status.TypeBackupStale)).To(Or(BeEmpty(), Equal("Unknown/"+status.ReasonInvalidBackupMaxAge)))
 
@@ -194,7 +194,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		// Deployment (and only it) is restarted.
 		time.Sleep(1100 * time.Millisecond) // lastChangedAt has a one-second resolution
 		changePassword(idB, "team-b-new-Pa55word-1")
-		annotateAs(asB, mine, map[string]string{addon.AnnotationReconcileRequestedAt: "rt-1"})
+		annotateAs(asB, mine, map[string]string{kinds.AnnotationReconcileRequestedAt: "rt-1"})
 		key := addon.PodTemplateAnnotation("mine-secrets")
 		Eventually(func() map[string]string { return rtPodAnnotations(w.teamB, opted.Name) }, 15*time.Second).Should(HaveKey(key),
 			"the positive control: team-b's opted-in Deployment is restarted")
@@ -204,13 +204,13 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		named.expectSame("team-b's Deployment opted in to another Secret name")
 
 		// Paused: the new credentials are not published, nothing is written at Clever Cloud.
-		annotateAs(asB, mine, map[string]string{addon.AnnotationPaused: "true"})
+		annotateAs(asB, mine, map[string]string{kinds.AnnotationPaused: "true"})
 		time.Sleep(time.Second)
 		published := kube.SecretData(suite.Secret(w.teamB, "mine-secrets"))["POSTGRESQL_ADDON_PASSWORD"]
 		Expect(published).To(Equal("team-b-new-Pa55word-1"))
 		writes := calls(w.orgB)
 		changePassword(idB, "team-b-new-Pa55word-2")
-		annotateAs(asB, mine, map[string]string{addon.AnnotationReconcileRequestedAt: "rt-2"})
+		annotateAs(asB, mine, map[string]string{kinds.AnnotationReconcileRequestedAt: "rt-2"})
 		Consistently(func() string {
 			return kube.SecretData(suite.Secret(w.teamB, "mine-secrets"))["POSTGRESQL_ADDON_PASSWORD"]
 		}, 3*time.Second).Should(Equal(published), "paused: the Secret is not re-rendered")
@@ -383,7 +383,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 			StringData: map[string]string{"k": "team-b's stray value"}}
 		Expect(asB.Create(ctx, stray)).To(Succeed())
 		// Team-a's resource is refreshed: nothing of it goes to team-b.
-		suite.Annotate(db, map[string]string{addon.AnnotationReconcileRequestedAt: "rt-owner"})
+		suite.Annotate(db, map[string]string{kinds.AnnotationReconcileRequestedAt: "rt-owner"})
 		forgedSnap := rtSnapshot(&corev1.Secret{ObjectMeta: forged.ObjectMeta})
 		straySnap := rtSnapshot(&corev1.Secret{ObjectMeta: stray.ObjectMeta})
 		Consistently(func() string {

@@ -16,7 +16,7 @@ import (
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
-// Every reference by id obeys one rule (issue #43, addon.MayReference): a resource of
+// Every reference by id obeys one rule (issue #43, credentials.MayReference): a resource of
 // namespace N may use an existing Clever Cloud object it names by id only when N created it
 // (a resource of N records it in its status, which only the operator writes) or the
 // credentials in use allow binding it (spec.binding). Team-b tries team-a's Cellar by

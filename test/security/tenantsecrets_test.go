@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -42,7 +41,7 @@ func forgeSource(b client.Client, u *unstructured.Unstructured, kindLower string
 		}
 		return b.Update(ctx, sec)
 	}).Should(Succeed())
-	annotateAs(b, u, map[string]string{addon.AnnotationReconcileRequestedAt: time.Now().Format(time.RFC3339Nano)})
+	annotateAs(b, u, map[string]string{kinds.AnnotationReconcileRequestedAt: time.Now().Format(time.RFC3339Nano)})
 }
 
 // credentialValues are the values of the add-on credentials u published (its source
