@@ -117,7 +117,7 @@ type Manifest struct {
 
 // BuildManifest writes the resource bound to an existing add-on: spec.addonId, the add-on's
 // real plan, region and version in the fields the kind's CRD spells them, and the deletion
-// policy. Which fields a kind has comes from the kind table (internal/addon/kinds.go): a plan
+// policy. Which fields a kind has comes from the kind table (internal/kinds/kinds.go): a plan
 // unless the kind fixes one, a region unless fixed, the version code (and encryption) of
 // versioned databases, Kibana/APM of ElasticSearch, spec.version of operator add-ons, and
 // spec.variables of configuration providers.
