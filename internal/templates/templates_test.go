@@ -150,7 +150,10 @@ func TestRenderTemplatesBudgetIsShared(t *testing.T) {
 		tmpls[k] = `{{ range until 60000 }}{{ $x := 1 }}{{ end }}`
 	}
 	tmpls["A"] = `{{ range 500000 }}{{ end }}`
-	if _, err := Render(tmpls, tmplData); err == nil || !strings.Contains(err.Error(), "too much work") {
+	// Each key alone is far within both bounds; together they exceed the work budget. On a
+	// loaded machine the time bound, shared the same way, can come first (as above).
+	_, err = Render(tmpls, tmplData)
+	if err == nil || !strings.Contains(err.Error(), "too much work") && !strings.Contains(err.Error(), fmt.Sprintf("takes more than %s to render", MaxTime)) {
 		t.Fatalf("got %v", err)
 	}
 }
