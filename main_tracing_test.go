@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clever-operator/clever-operator/internal/config/configtest"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
@@ -23,7 +24,7 @@ func TestRunTracingSettings(t *testing.T) {
 		{"off", nil, nil, "loading watches.yaml"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cleanEnv(t)
+			configtest.CleanEnv(t)
 			for _, k := range []string{tracing.EnvEndpoint, tracing.EnvTracesEndpoint, tracing.EnvProtocol, tracing.EnvTracesProtocol, tracing.EnvTracesExporter, tracing.EnvSDKDisabled} {
 				t.Setenv(k, "")
 			}
