@@ -1,0 +1,68 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// floors are the packages of internal/ by floor (docs/design.md, "Packages"): a package
+// imports only packages of its own floor or a lower one.
+var floors = map[string]int{
+	"status": 0, "queue": 0, "config": 0, "templates": 0, "handoff": 0, "tracing": 0, "logging": 0, "intern": 0, "admission": 0, "rbac/namespaced": 0,
+	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
+	"kinds": 2, "secrets": 2,
+	"credentials": 3, "catalog": 3,
+	"addon": 4, "hybrid": 4, "standalone": 4, "networkgroup": 4, "cellarbucket": 4,
+	"operator": 5, "plugin": 5, "plugin/kubectl-clever": 5,
+}
+
+// TestPackageFloors: no package of internal/ imports one of a higher floor, and every package
+// has a floor; the kubectl plugin does not import the operator's controllers.
+func TestPackageFloors(t *testing.T) {
+	const prefix = "github.com/clever-operator/clever-operator/internal/"
+	imports := map[string]map[string]bool{}
+	err := filepath.WalkDir("internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		pkg := strings.TrimPrefix(filepath.ToSlash(filepath.Dir(path)), "internal/")
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if imports[pkg] == nil {
+			imports[pkg] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			if p := strings.Trim(im.Path.Value, `"`); strings.HasPrefix(p, prefix) {
+				imports[pkg][strings.TrimPrefix(p, prefix)] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, deps := range imports {
+		floor, ok := floors[pkg]
+		if !ok {
+			t.Errorf("internal/%s has no floor: add it to floors and to docs/design.md's Packages", pkg)
+			continue
+		}
+		for dep := range deps {
+			if floors[dep] > floor {
+				t.Errorf("internal/%s (floor %d) imports internal/%s (floor %d)", pkg, floor, dep, floors[dep])
+			}
+			if strings.HasPrefix(pkg, "plugin") && !strings.HasPrefix(dep, "plugin") && floors[dep] > floors["credentials"] {
+				t.Errorf("the kubectl plugin imports internal/%s", dep)
+			}
+		}
+	}
+	if len(imports) < 20 {
+		t.Fatalf("found %d packages under internal/", len(imports))
+	}
+}
