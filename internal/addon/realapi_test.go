@@ -57,7 +57,7 @@ func TestOperatorData(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			data, missing := operatorData(c.segment, c.info, c.env)
+			data, missing := kinds.OperatorData(c.segment, c.info, c.env)
 			if got := strings.Join(missing, ","); got != c.missing {
 				t.Fatalf("missing %q, want %q", got, c.missing)
 			}
@@ -69,7 +69,7 @@ func TestOperatorData(t *testing.T) {
 		})
 	}
 	for _, k := range kinds.Kinds {
-		if k.Operator != "" && (operatorKeys[k.Operator] == nil || operatorRequired[k.Operator] == nil) {
+		if k.Operator != "" && (kinds.OperatorKeys(k.Operator) == nil || kinds.OperatorRequired(k.Operator) == nil) {
 			t.Errorf("%s: no key table for %s", k.GVK.Kind, k.Operator)
 		}
 		if k.Operator != "" && clevercloud.OperatorProviders[k.ProviderID] != k.Operator {

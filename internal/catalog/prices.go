@@ -43,10 +43,6 @@ const (
 	hoursPer30Days = 720
 )
 
-// usageBilled are the providers billed by use rather than by plan (Cellar: storage and
-// traffic per GB, the price system's countable services).
-var usageBilled = map[string]bool{"cellar-addon": true}
-
 // PriceCache caches price systems per credential set, owner and zone.
 type PriceCache struct {
 	// TTL is how long a price system is used (default DefaultPriceRefresh).
@@ -159,7 +155,7 @@ func (c *PriceCache) Price(ctx context.Context, api credentials.API, plans *Plan
 	out := shared.PriceStatus{Plan: planID, Zone: zone}
 	now := metav1.NewTime(c.now().UTC().Truncate(time.Second))
 	out.CheckedAt = &now
-	if usageBilled[providerID] {
+	if kinds.UsageBilled(providerID) {
 		out.Reason, out.Message = PriceReasonUsageBased, "billed by use (storage and outbound traffic per GB), not by plan"
 		return out
 	}
