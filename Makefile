@@ -137,7 +137,7 @@ verify-alerts: promtool helm-docs ## Check the alert rules with promtool and run
 # The packages whose tests start nothing: no kube-apiserver, no helm, no kustomize, no bin/ tool
 # (the operator's packages, the root package, hack/ and the test/ packages that read files or
 # test helpers). Every other test/ package is an envtest or whole-cluster suite.
-UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./test/bench ./test/crdsizes ./test/image ./test/harness
+UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./test/bench ./test/crdsizes ./test/image ./test/kube
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane nor tool from bin/ (under a minute on 2 cores).

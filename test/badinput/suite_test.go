@@ -24,7 +24,6 @@ import (
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -65,7 +64,7 @@ var (
 	// suite is this suite's world for the shared helpers (test/kube).
 	suite *kube.Suite
 	// logs receives everything the operator logs, at the highest verbosity its caps allow.
-	logs = &envtestutil.LogBuffer{}
+	logs = &kube.LogBuffer{}
 	// apiserver counts the operator's requests to the API server, by namespace.
 	apiserver = &requestCounter{}
 )

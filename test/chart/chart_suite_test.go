@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestChart(t *testing.T) {
@@ -78,7 +78,7 @@ var _ = BeforeSuite(func() {
 		"KUBECONFIG="+filepath.Join(home, "no-kubeconfig"),
 	)
 
-	env, err = envtestutil.New() // no CRDs: the chart's own are created by the specs
+	env, err = kube.NewEnvironment() // no CRDs: the chart's own are created by the specs
 	Expect(err).NotTo(HaveOccurred())
 	restCfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())

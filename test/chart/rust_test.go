@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -295,7 +294,7 @@ var _ = Describe("helm upgrade from the Rust operator's chart", func() {
 	)
 
 	BeforeEach(func() {
-		renv, err := envtestutil.New()
+		renv, err := kube.NewEnvironment()
 		Expect(err).NotTo(HaveOccurred())
 		cfg, err := renv.Start()
 		Expect(err).NotTo(HaveOccurred())

@@ -41,7 +41,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -75,7 +74,7 @@ var (
 	fake    *fakeapi.Server
 	creds   = fakeapi.Credential{ConsumerKey: "ck-chart", ConsumerSecret: "cs-chart-3b7e", Token: "tk-chart-51c9", Secret: "ts-chart-c02a"}
 	apiURL  string
-	s3      *harness.S3Server
+	s3      *kube.S3Server
 	manager string // the operator binary (the image's /manager)
 	helmBin string
 )
@@ -103,7 +102,7 @@ var _ = BeforeSuite(func() {
 	fake, apiURL = f, srv.URL
 	DeferCleanup(srv.Close)
 	suite = &kube.Suite{Name: "test/chartinstall", Client: k8s, Fake: fake, NamespacePrefix: "chart"}
-	s3 = harness.NewS3Server("")
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
 	manager = filepath.Join(cluster.WorkDir, "manager")

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestCredentialsPolicy(t *testing.T) {
@@ -98,7 +98,7 @@ var _ = BeforeSuite(func() {
 		}
 	}
 	Expect(addonCRDs).To(HaveLen(kindCount))
-	env, err = envtestutil.New()
+	env, err = kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDInstallOptions.Paths = addonCRDs
 	env.CRDInstallOptions.ErrorIfPathMissing = true

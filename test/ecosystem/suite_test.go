@@ -19,7 +19,6 @@ import (
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -31,7 +30,7 @@ func TestEcosystem(t *testing.T) {
 }
 
 // Two credential sets, one per operator instance, so the fake tells who made each call
-// (CountsForToken). Long enough (≥ envtestutil.MinSecretLen) for the leak check.
+// (CountsForToken). Long enough (≥ kube.MinSecretLen) for the leak check.
 var (
 	credsA = fakeapi.Credential{ConsumerKey: "ck-shard-a", ConsumerSecret: "cs-shard-a-71c2e9d4", Token: "tk-shard-a-0d8e3b51", Secret: "ts-shard-a-a5f60c27"}
 	credsB = fakeapi.Credential{ConsumerKey: "ck-shard-b", ConsumerSecret: "cs-shard-b-3e9a1f08", Token: "tk-shard-b-c4b7d692", Secret: "ts-shard-b-58e2a0f3"}
@@ -47,7 +46,7 @@ var (
 	fake    *fakeapi.Server
 	fakeSrv *httptest.Server
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	logs    = &kube.LogBuffer{}
 	// shardA and shardB are the two operator instances: --watch-selector shard=a and shard=b,
 	// each with its own lease and credentials, both leader-elected.
 	shardA, shardB *instance

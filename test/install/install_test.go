@@ -32,7 +32,6 @@ import (
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -66,7 +65,7 @@ var _ = BeforeSuite(func() {
 	objects = kube.Decode(out)
 	Expect(objects).NotTo(BeEmpty())
 
-	env, err = envtestutil.New()
+	env, err = kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	restCfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())
@@ -206,7 +205,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		// The operator's identity: exactly the generated ServiceAccount.
 		saCfg := rest.CopyConfig(restCfg)
 		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
-		logs := &envtestutil.LogBuffer{}
+		logs := &kube.LogBuffer{}
 		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
 		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
 			API: cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
@@ -274,7 +273,7 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		defer srv.Close()
 		saCfg := rest.CopyConfig(restCfg)
 		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
-		logs := &envtestutil.LogBuffer{}
+		logs := &kube.LogBuffer{}
 		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
 		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
 			API:        cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},

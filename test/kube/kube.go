@@ -1,12 +1,19 @@
-// Package kube holds the helpers the envtest suites (test/operator, test/badinput,
-// test/realapi, ...) share, once: reading resources and their conditions, Secrets and Events,
-// writing with retries on conflict, namespaces and their Clever Cloud organisations, API
-// calls counted per organisation, and the operator started in-process. As CloudNativePG's
-// tests/utils: helpers, not state. Each suite owns its world (its API server client, fake
-// Clever Cloud API, namespaces, counters) and hands it to the helpers in a Suite.
+// Package kube is the one helper package of the suites and test programs:
 //
-// The helpers assert with Gomega (they are called from Ginkgo specs) and are nil-safe: a
-// resource that is gone reads as nil, its condition as "<gone>", its fields as "".
+//   - control planes: envtest's kube-apiserver + etcd (StartControlPlane, NewEnvironment) and
+//     a whole cluster (StartCluster, StartOLM);
+//   - the operator in-process (StartManager, wired as main wires it) or as processes that can
+//     be killed and restarted (Harness, Operator: hack/demo, test/bench, test/chaos,
+//     test/realapi);
+//   - the leak scanner (Secrets, Leaks, ExpectNoLeak) and counters (CountCalls per
+//     organisation at the fake, RequestRecorder, the audit log);
+//   - reading resources and their conditions, Secrets and Events, writing with retries on
+//     conflict, namespaces and their Clever Cloud organisations.
+//
+// As CloudNativePG's tests/utils: helpers, not state. Each suite owns its world (its API
+// server client, fake Clever Cloud API, namespaces, counters) and hands it to the helpers in a
+// Suite. The helpers called from Ginkgo specs assert with Gomega and are nil-safe: a resource
+// that is gone reads as nil, its condition as "<gone>", its fields as "".
 package kube
 
 import (

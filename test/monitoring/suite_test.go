@@ -24,7 +24,6 @@ import (
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -35,7 +34,7 @@ func TestMonitoring(t *testing.T) {
 	RunSpecs(t, "Monitoring suite: the Grafana dashboard and alert rules against a live operator's /metrics (envtest + fake Clever Cloud API)")
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak checks.
+// Long enough (≥ kube.MinSecretLen) for the leak checks.
 var creds = fakeapi.Credential{ConsumerKey: "ck-monitoring", ConsumerSecret: "cs-monitoring-4d1f8a62", Token: "tk-monitoring-93b0c7e5", Secret: "ts-monitoring-1a6e2f94"}
 
 var (
@@ -46,7 +45,7 @@ var (
 	fakeSrv *httptest.Server
 	mgr     *kube.Manager
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	logs    = &kube.LogBuffer{}
 	// metricsURL is the operator's /metrics.
 	metricsURL string
 )
@@ -91,7 +90,7 @@ var _ = AfterSuite(func() {
 
 // secretValues are the credentials and the add-ons' secret values of this suite.
 func secretValues() []string {
-	return append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds)...)
+	return append(kube.AddonSecretValues(fake), kube.CredentialValues(creds)...)
 }
 
 // scrape GETs the operator's /metrics and returns the exposition text.

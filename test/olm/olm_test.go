@@ -61,7 +61,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -98,13 +97,13 @@ var (
 	fake    *fakeapi.Server
 	creds   = fakeapi.Credential{ConsumerKey: "ck-olm", ConsumerSecret: "cs-olm-41c2", Token: "tk-olm-0b7e", Secret: "ts-olm-93fa"}
 	apiURL  string
-	s3      *harness.S3Server
+	s3      *kube.S3Server
 	standIn *podStandIn
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	root, err := harness.RepoRoot()
+	root, err := kube.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.Chdir(root)).To(Succeed())
 	readCatalog()
@@ -137,7 +136,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
 	fake, apiURL = f, srv.URL
 	DeferCleanup(srv.Close)
-	s3 = harness.NewS3Server("")
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 	upgrade = buildUpgradeCatalog(cluster.WorkDir)
 	built := time.Since(start)

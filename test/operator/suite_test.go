@@ -20,7 +20,6 @@ import (
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -31,7 +30,7 @@ func TestOperator(t *testing.T) {
 	RunSpecs(t, "Operator suite (envtest + fake Clever Cloud API)")
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak check to look for them.
+// Long enough (≥ kube.MinSecretLen) for the leak check to look for them.
 var creds = fakeapi.Credential{ConsumerKey: "ck-test", ConsumerSecret: "cs-test-9f2c61d0", Token: "tk-test-5b7e04a3", Secret: "ts-test-c81d2e97"}
 
 var (
@@ -48,7 +47,7 @@ var (
 	suite *kube.Suite
 	// logs receives everything the operator logs, at the highest verbosity, so the suite can
 	// prove no credential ever reaches a log line.
-	logs = &envtestutil.LogBuffer{}
+	logs = &kube.LogBuffer{}
 )
 
 var _ = BeforeSuite(func() {

@@ -20,7 +20,6 @@ import (
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/plugin"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -43,7 +42,7 @@ var (
 	suite   *kube.Suite
 	// logs receives everything the operator logs (console encoding, every verbosity): what
 	// trace reads with --logs -.
-	logs = &envtestutil.LogBuffer{}
+	logs = &kube.LogBuffer{}
 )
 
 var _ = BeforeSuite(func() {

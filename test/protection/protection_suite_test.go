@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestProtection(t *testing.T) {
@@ -70,7 +70,7 @@ var (
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = envtestutil.New(crdDir)
+	env, err = kube.NewEnvironment(crdDir)
 	Expect(err).NotTo(HaveOccurred())
 	restCfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())

@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -51,7 +50,7 @@ var (
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = envtestutil.New()
+	env, err = kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	restCfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())

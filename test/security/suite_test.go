@@ -34,7 +34,6 @@ import (
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -60,7 +59,7 @@ var (
 	fakeSrv *httptest.Server
 	mgr     *kube.Manager
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	logs    = &kube.LogBuffer{}
 )
 
 var _ = BeforeSuite(func() {
@@ -89,7 +88,7 @@ var _ = AfterSuite(func() {
 	if fake != nil && k8s != nil {
 		// No credential of the operator's in any log line.
 		// (suite.SecretValues wants more add-ons than this suite creates.)
-		values := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds, tenantCreds)...)
+		values := append(kube.AddonSecretValues(fake), kube.CredentialValues(creds, tenantCreds)...)
 		Expect(values).NotTo(BeEmpty())
 		suite.ExpectNoLeak(logs.String(), values)
 	}

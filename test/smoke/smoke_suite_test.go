@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestSmoke(t *testing.T) {
@@ -33,7 +33,7 @@ var (
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = envtestutil.New()
+	env, err = kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDs = []*apiextensionsv1.CustomResourceDefinition{smokeCRD()}
 	cfg, err = env.Start()

@@ -23,7 +23,6 @@ import (
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -34,7 +33,7 @@ func TestTracing(t *testing.T) {
 	RunSpecs(t, "Tracing suite (envtest + fake Clever Cloud API + in-memory span exporter)")
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak check to look for them.
+// Long enough (≥ kube.MinSecretLen) for the leak check to look for them.
 var creds = fakeapi.Credential{ConsumerKey: "ck-trace", ConsumerSecret: "cs-trace-4e1b7c90", Token: "tk-trace-a93f0d21", Secret: "ts-trace-66c2e8b5"}
 
 var (
@@ -45,7 +44,7 @@ var (
 	fakeSrv *httptest.Server
 	mgr     *kube.Manager
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	logs    = &kube.LogBuffer{}
 	// spans receives every span the operator ends, synchronously.
 	spans    = tracetest.NewInMemoryExporter()
 	provider *sdktrace.TracerProvider
@@ -74,10 +73,10 @@ var _ = AfterSuite(func() {
 	if fake != nil && len(spans.GetSpans()) > 0 {
 		// No span (name, attribute, event, link, status) carries a credential, an add-on's
 		// environment value or a ConfigProvider variable.
-		secrets := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds)...)
+		secrets := append(kube.AddonSecretValues(fake), kube.CredentialValues(creds)...)
 		secrets = append(secrets, variables...)
 		Expect(len(secrets)).To(BeNumerically(">", 8), "the suite handled secrets")
-		Expect(envtestutil.Leaks(secrets, map[string]string{"spans": dumpSpans(spans.GetSpans())})).To(BeEmpty())
+		Expect(kube.Leaks(secrets, map[string]string{"spans": dumpSpans(spans.GetSpans())})).To(BeEmpty())
 	}
 	mgr.Stop()
 	tracing.Use(nil)

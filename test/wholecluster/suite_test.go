@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -58,7 +57,7 @@ var (
 	fake     *fakeapi.Server
 	creds    = fakeapi.Credential{ConsumerKey: "ck-whole", ConsumerSecret: "cs-whole-5e1f", Token: "tk-whole-9a2c", Secret: "ts-whole-77d0"}
 	apiURL   string
-	s3       *harness.S3Server
+	s3       *kube.S3Server
 	manager  string // the operator binary (the image's /manager)
 	operator *kube.ClusterProcess
 )
@@ -81,7 +80,7 @@ var _ = BeforeSuite(func() {
 	var srv interface{ Close() }
 	fake, srv = newFake()
 	DeferCleanup(srv.Close)
-	s3 = harness.NewS3Server("")
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
 	manager = kube.BuildOperator(cluster.WorkDir)
