@@ -69,6 +69,24 @@ func NewEnvironment(crdDirs ...string) (*envtest.Environment, error) {
 	}, nil
 }
 
+// WriteAdminKubeconfig adds user name, in group system:masters, to the started env and writes
+// its kubeconfig to path (for helm, kubectl, an operator process); it returns the user's
+// config.
+func WriteAdminKubeconfig(env *envtest.Environment, name, path string) (*rest.Config, error) {
+	user, err := env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		return nil, err
+	}
+	return rest.CopyConfig(user.Config()), nil
+}
+
 // ControlPlane is kube-apiserver + etcd started for a suite that runs the operator
 // in-process, with the operator's CRDs.
 type ControlPlane struct {

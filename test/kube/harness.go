@@ -138,8 +138,7 @@ func StartHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 			return nil, err
 		}
 	}
-	cfg, err := h.env.Start()
-	if err != nil {
+	if _, err := h.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
 	}
 	ok := false
@@ -148,30 +147,16 @@ func StartHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 			h.Stop()
 		}
 	}()
-	user, err := h.env.AddUser(envtest.User{Name: "harness-admin", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		return nil, err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
 	h.Kubeconfig = filepath.Join(h.WorkDir, "kubeconfig")
-	if err := os.WriteFile(h.Kubeconfig, kc, 0o600); err != nil {
-		return nil, err
-	}
-	opUser, err := h.env.AddUser(envtest.User{Name: OperatorUser, Groups: []string{"system:masters"}}, cfg)
+	adminCfg, err := WriteAdminKubeconfig(h.env, "harness-admin", h.Kubeconfig)
 	if err != nil {
-		return nil, err
-	}
-	if kc, err = opUser.KubeConfig(); err != nil {
 		return nil, err
 	}
 	h.OperatorKubeconfig = filepath.Join(h.WorkDir, "kubeconfig-operator")
-	if err := os.WriteFile(h.OperatorKubeconfig, kc, 0o600); err != nil {
+	if _, err := WriteAdminKubeconfig(h.env, OperatorUser, h.OperatorKubeconfig); err != nil {
 		return nil, err
 	}
-	h.RestConfig = rest.CopyConfig(user.Config())
+	h.RestConfig = adminCfg
 	// No client-side throttling (client-go's default is 5 QPS): the drivers measure the
 	// control plane, as the operator does (main sets QPS -1 for a kubeconfig).
 	h.RestConfig.QPS = -1

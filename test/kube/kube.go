@@ -1,12 +1,14 @@
 // Package kube is the one helper package of the suites and test programs:
 //
-//   - control planes: envtest's kube-apiserver + etcd (StartControlPlane, NewEnvironment) and
-//     a whole cluster (StartCluster, StartOLM);
+//   - control planes: envtest's kube-apiserver + etcd (StartSuite, StartControlPlane,
+//     StartEnvironment) and a whole cluster (StartCluster, StartOLM);
 //   - the operator in-process (StartManager, wired as main wires it) or as processes that can
 //     be killed and restarted (Harness, Operator: hack/demo, test/bench, test/chaos,
 //     test/realapi);
+//   - the fake Clever Cloud API, one per suite (StartSuite, NewFake) or per spec (NewFake);
 //   - the leak scanner (Secrets, Leaks, ExpectNoLeak) and counters (CountCalls per
-//     organisation at the fake, RequestRecorder, the audit log);
+//     organisation at the fake, RequestRecorder, RoundTripFunc wrappers of the operator's
+//     transport, the audit log);
 //   - reading resources and their conditions, Secrets and Events, writing with retries on
 //     conflict, namespaces and their Clever Cloud organisations.
 //
@@ -20,9 +22,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http/httptest"
 	"sync/atomic"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
@@ -37,6 +42,13 @@ type Suite struct {
 	Fake *fakeapi.Server
 	// NamespacePrefix names the namespaces NewNamespace creates (<prefix>-<n>).
 	NamespacePrefix string
+
+	// Set by StartSuite: the control plane, its admin config (Client's), the fake's HTTP
+	// server and everything the operators of the suite log.
+	Env        *envtest.Environment
+	Config     *rest.Config
+	FakeServer *httptest.Server
+	Logs       *LogBuffer
 
 	seq atomic.Int64
 }

@@ -31,10 +31,7 @@ import (
 )
 
 func TestRealAPI(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(90 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Operator configured as Clever Cloud documents it, against the fake's real-API mode")
+	kube.RunSuite(t, "Operator configured as Clever Cloud documents it, against the fake's real-API mode", 90*time.Second, 200*time.Millisecond)
 }
 
 // The user's credentials from `clever login`: a token and its secret, nothing else. Long
