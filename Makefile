@@ -134,6 +134,15 @@ verify-alerts: promtool helm-docs ## Check the alert rules with promtool and run
 	$(PROMTOOL) check rules --lint-fatal dist/chart/files/alert-rules.yaml
 	$(PROMTOOL) test rules config/prometheus/alerts_test.yaml
 
+# The packages whose tests start nothing: no kube-apiserver, no helm, no kustomize, no bin/ tool
+# (the operator's packages, the root package, hack/ and the test/ packages that read files or
+# test helpers). Every other test/ package is an envtest or whole-cluster suite.
+UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./test/bench ./test/crdsizes ./test/image ./test/kube
+
+.PHONY: test-unit
+test-unit: ## Run the tests that need no control plane nor tool from bin/ (under a minute on 2 cores).
+	go test $(UNIT_PACKAGES) -count=1 -timeout 5m $(GINKGO_FLAGS)
+
 .PHONY: test
 test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v -x $(CLUSTER_SUITES:./%=-e $(MODULE)/%)) -count=1 -timeout 30m $(GINKGO_FLAGS)

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -123,15 +122,15 @@ func installThroughOLM(ctx context.Context, assets string, fake fakeapi.Credenti
 
 // clusterSamples are the samples both demos apply.
 func clusterSamples() ([]*unstructured.Unstructured, error) {
-	samples, err := harness.Samples()
+	samples, err := kube.Samples()
 	if err != nil {
 		return nil, err
 	}
-	generic, err := harness.AddonSample()
+	generic, err := kube.AddonSample()
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := harness.CellarBucketSampleObject()
+	bucket, err := kube.CellarBucketSampleObject()
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // Demo credentials of the fake API (public; the fake accepts only these).
@@ -59,7 +59,7 @@ func run() error {
 		opErr            = func() error { return nil }
 	)
 	step("starting a local S3 server (gofakes3) for the Cellar bucket")
-	s3 := harness.NewS3Server("") // any Cellar's keys
+	s3 := kube.NewS3Server("") // any Cellar's keys
 	defer s3.Close()
 	if *wholeCluster {
 		f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{demoCreds}, ProvisioningDelay: *delay})
@@ -72,7 +72,7 @@ func run() error {
 		defer stopAll()
 		k8s, kcPath, logPath = c, cl.KubeconfigPath, log
 	} else {
-		h, err := harness.Start(ctx, harness.Options{
+		h, err := kube.StartHarness(ctx, kube.HarnessOptions{
 			Assets:  *assets,
 			WorkDir: ".demo",
 			Build:   true,
@@ -86,7 +86,7 @@ func run() error {
 		k8s, kcPath, endpoint, fake = h.Client, h.Kubeconfig, h.Endpoint, h.Fake()
 
 		step("starting the operator (bin/manager) against them")
-		op := h.NewOperator(harness.OperatorOptions{Name: "operator", Args: []string{"--cellar-endpoint=" + s3.URL}})
+		op := h.NewOperator(kube.OperatorOptions{Name: "operator", Args: []string{"--cellar-endpoint=" + s3.URL}})
 		logPath = op.LogPath
 		if err := op.Start(); err != nil {
 			return err

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -102,9 +101,9 @@ func runEngineCase(ec engineCase) {
 	Eventually(suite.ReadyOf(canary)).Should(Equal("True/Provisioned"), "the canary created meanwhile")
 	Expect(suite.ReadyOf(obj)()).To(Equal(ec.ready), "the reason holds")
 
-	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
+	texts, err := kube.OperatorOutput(ctx, k8s, logs.String())
 	Expect(err).NotTo(HaveOccurred())
-	Expect(envtestutil.Leaks(ec.secrets, texts)).To(BeEmpty())
+	Expect(kube.Leaks(ec.secrets, texts)).To(BeEmpty())
 	if ec.cleanup != nil {
 		ec.cleanup(c, obj)
 	}
@@ -225,7 +224,7 @@ var _ = Describe("bad input the API server accepts", func() {
 				return c.sample("api_v1_redis.yaml")
 			},
 			ready: "False/InvalidCredentials", stalled: true, message: "401 unknown consumer key or token", maxAPI: 6,
-			secrets: envtestutil.CredentialValues(rejected),
+			secrets: kube.CredentialValues(rejected),
 		}),
 		Entry("override Secret naming another endpoint without a complete credential set", engineCase{
 			build: func(c *caseCtx) *unstructured.Unstructured {

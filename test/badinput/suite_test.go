@@ -10,29 +10,20 @@ package badinput_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestBadInput(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Bad-input matrix (envtest + fake Clever Cloud API)")
+	kube.RunSuite(t, "Bad-input matrix (envtest + fake Clever Cloud API)", 30*time.Second, 100*time.Millisecond)
 }
 
 // The operator's global credentials, and tenant sets that namespaces use through override
@@ -56,47 +47,36 @@ var (
 const apiTimeout = 2 * time.Second
 
 var (
-	env     *envtest.Environment
-	restCfg *rest.Config
-	k8s     client.Client
-	fake    *fakeapi.Server
-	fakeSrv *httptest.Server
-	mgr     *kube.Manager
+	k8s  client.Client
+	fake *fakeapi.Server
+	mgr  *kube.Manager
 	// suite is this suite's world for the shared helpers (test/kube).
 	suite *kube.Suite
 	// logs receives everything the operator logs, at the highest verbosity its caps allow.
-	logs = &envtestutil.LogBuffer{}
+	logs *kube.LogBuffer
 	// apiserver counts the operator's requests to the API server, by namespace.
 	apiserver = &requestCounter{}
 )
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, false)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/badinput", NamespacePrefix: "bad", Throttled: true, Fake: fakeapi.Options{
 		Credentials:       append([]fakeapi.Credential{global}, tenants...),
 		ProvisioningDelay: 100 * time.Millisecond,
 		Seed:              7,
-	})
-	suite = &kube.Suite{Name: "test/badinput", Client: k8s, Fake: fake, NamespacePrefix: "bad"}
-	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
-		API:          cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: global.ConsumerKey, ConsumerSecret: global.ConsumerSecret, Token: global.Token, Secret: global.Secret},
+	}})
+	k8s, fake, logs = suite.Client, suite.Fake, suite.Logs
+	mgr = suite.StartManager(kube.ManagerOptions{
+		API:          suite.APIConfig(global),
 		ResyncPeriod: time.Hour, Workers: 4, APITimeout: apiTimeout,
 		Wrap: apiserver.wrap,
 	})
 })
 
 var _ = AfterSuite(func() {
-	if fake != nil && k8s != nil {
+	if suite != nil {
 		assertNoLeak()
 	}
 	mgr.Stop()
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // requestCounter counts the requests the operator sends to the API server per namespace, and
@@ -108,7 +88,7 @@ type requestCounter struct {
 }
 
 func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	return kube.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if ns, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "namespaces/"); ok && !strings.Contains(ns, "watch") {
 			name, tail, _ := strings.Cut(rest, "/")
 			c.mu.Lock()
@@ -133,10 +113,6 @@ func (c *requestCounter) counts(ns string) (int, int) {
 	defer c.mu.Unlock()
 	return c.byNS[ns], c.overrides[ns]
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // caseSecrets are values cases put into override Secrets, env answers or variables.
 var caseSecrets struct {

@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // A1 counts the Kubernetes writes the operator makes, from kube-apiserver's own audit log
-// (harness.Options.AuditLog: metadata of every write request of the operator's user, nothing
+// (kube.Options.AuditLog: metadata of every write request of the operator's user, nothing
 // else), for a few resources of every kind: from apply to Ready (and quiet), after a spec
 // change that only adds a label to each published Secret (spec.secret.labels), while idle,
 // and for the deletion. Writes are sorted by the kind of object written.
@@ -41,7 +41,7 @@ const (
 var writeKinds = []string{wStatus, wResource, wSecret, wHelm, wEvent, wConfig, wOther}
 
 // writeKind sorts one audit event.
-func writeKind(e harness.AuditEvent) string {
+func writeKind(e kube.AuditEvent) string {
 	r := e.ObjectRef
 	switch {
 	case r.APIGroup == "api.clever-cloud.com" && r.Subresource == "status":
@@ -63,10 +63,10 @@ func writeKind(e harness.AuditEvent) string {
 // auditPhase is what one step wrote.
 type auditPhase struct {
 	summary AuditPhase
-	events  []harness.AuditEvent
+	events  []kube.AuditEvent
 }
 
-func summarize(events []harness.AuditEvent, n int, window time.Duration) AuditPhase {
+func summarize(events []kube.AuditEvent, n int, window time.Duration) AuditPhase {
 	p := AuditPhase{ByKind: map[string]int{}, PerResourceByKind: map[string]float64{}, ByResource: map[string]int{},
 		FailedByResource: map[string]int{}, WindowSeconds: window.Seconds()}
 	statusPer := map[string]int{}
@@ -108,8 +108,8 @@ func summarize(events []harness.AuditEvent, n int, window time.Duration) AuditPh
 
 // waitQuiet waits until the operator has written nothing for quiet (at most timeout) and
 // returns the events logged from offset on and the offset after them.
-func (b *bench) waitQuiet(ctx context.Context, offset int64, quiet, timeout time.Duration) ([]harness.AuditEvent, int64, error) {
-	var all []harness.AuditEvent
+func (b *bench) waitQuiet(ctx context.Context, offset int64, quiet, timeout time.Duration) ([]kube.AuditEvent, int64, error) {
+	var all []kube.AuditEvent
 	last := time.Now()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -128,7 +128,7 @@ func (b *bench) waitQuiet(ctx context.Context, offset int64, quiet, timeout time
 		if time.Now().After(deadline) {
 			return all, offset, fmt.Errorf("the operator still writes after %s (%d writes)", timeout, len(all))
 		}
-		if err := harness.Exited(b.op)(); err != nil {
+		if err := kube.Exited(b.op)(); err != nil {
 			return nil, offset, err
 		}
 		select {
@@ -150,7 +150,7 @@ const (
 
 // a1Steps is what one A1 run logged in each step, and how long each step took.
 type a1Steps struct {
-	events [steps][]harness.AuditEvent
+	events [steps][]kube.AuditEvent
 	window [steps]time.Duration
 }
 
@@ -195,17 +195,17 @@ func (b *bench) a1(ctx context.Context) error {
 func (b *bench) a1Run(ctx context.Context, prefix string, off int64) (a1Steps, int64, error) {
 	var r a1Steps
 	n, quiet, timeout := b.c.auditN, b.c.auditQuiet, 5*time.Minute
-	objs, err := harness.Resources(nsOperator, prefix, n)
+	objs, err := kube.Resources(nsOperator, prefix, n)
 	if err != nil {
 		return r, off, err
 	}
 
 	step(fmt.Sprintf("A1: applying %d resources, counting writes until all Ready and %s without a write", n, quiet))
 	t0 := time.Now()
-	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return r, off, err
 	}
-	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, kube.Exited(b.op)); err != nil {
 		return r, off, err
 	}
 	if r.events[stepReady], off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {
@@ -216,7 +216,7 @@ func (b *bench) a1Run(ctx context.Context, prefix string, off int64) (a1Steps, i
 	step(fmt.Sprintf("A1: spec change on every resource (spec.secret.labels gets %s), until every Secret has it and %s without a write", auditLbl, quiet))
 	t0 = time.Now()
 	patch := []byte(`{"spec":{"secret":{"labels":{"` + auditLbl + `":"yes"}}}}`)
-	if err := harness.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	if err := kube.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return b.h.Client.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
 	}); err != nil {
 		return r, off, err
@@ -229,9 +229,9 @@ func (b *bench) a1Run(ctx context.Context, prefix string, off int64) (a1Steps, i
 				break
 			}
 			if time.Since(t0) > b.c.timeout {
-				return r, off, fmt.Errorf("%s: its Secret has no %s label after %s", harness.Key(u), auditLbl, b.c.timeout)
+				return r, off, fmt.Errorf("%s: its Secret has no %s label after %s", kube.Key(u), auditLbl, b.c.timeout)
 			}
-			if err := harness.Exited(b.op)(); err != nil {
+			if err := kube.Exited(b.op)(); err != nil {
 				return r, off, err
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -255,10 +255,10 @@ func (b *bench) a1Run(ctx context.Context, prefix string, off int64) (a1Steps, i
 
 	step("A1: deleting, counting writes until all gone and quiet")
 	t0 = time.Now()
-	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return r, off, err
 	}
-	if err := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, b.c.timeout, kube.Exited(b.op)); err != nil {
 		return r, off, err
 	}
 	if r.events[stepDelete], off, err = b.waitQuiet(ctx, off, quiet, timeout); err != nil {

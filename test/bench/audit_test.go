@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
-func event(verb, group, resource, sub, ns, name string, code int) harness.AuditEvent {
-	var e harness.AuditEvent
+func event(verb, group, resource, sub, ns, name string, code int) kube.AuditEvent {
+	var e kube.AuditEvent
 	e.Verb = verb
 	e.ObjectRef.APIGroup, e.ObjectRef.Resource, e.ObjectRef.Subresource = group, resource, sub
 	e.ObjectRef.Namespace, e.ObjectRef.Name = ns, name
@@ -19,7 +19,7 @@ func event(verb, group, resource, sub, ns, name string, code int) harness.AuditE
 func TestWriteKind(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		e    harness.AuditEvent
+		e    kube.AuditEvent
 		want string
 	}{
 		{"status subresource of a resource", event("update", "api.clever-cloud.com", "redis", "status", "b", "r", 200), wStatus},
@@ -40,7 +40,7 @@ func TestWriteKind(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	events := []harness.AuditEvent{
+	events := []kube.AuditEvent{
 		event("update", "api.clever-cloud.com", "redis", "status", "b", "r1", 200),
 		event("update", "api.clever-cloud.com", "redis", "status", "b", "r1", 409),
 		event("update", "api.clever-cloud.com", "redis", "status", "b", "r1", 200),

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // The floor: a plain client writing, as fast as it can, the Kubernetes objects the operator
@@ -131,7 +131,7 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 
 // floorCleanup removes what floorOne wrote in namespace ns (not timed).
 func floorCleanup(ctx context.Context, c client.Client, ns string, objs []*unstructured.Unstructured, workers int) error {
-	err := harness.ForEach(ctx, objs, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	err := kube.ForEach(ctx, objs, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		cur := u.DeepCopy()
 		if err := c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
 			return err

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // memSampler reads the operator's memory every interval while a phase runs: the kernel keeps
@@ -15,7 +15,7 @@ import (
 // container memory limit must hold (file-backed pages of the executable are clean and the
 // kernel drops them under a limit rather than kill the process).
 type memSampler struct {
-	op       *harness.Operator
+	op       *kube.Operator
 	stop     chan struct{}
 	done     sync.WaitGroup
 	mu       sync.Mutex
@@ -24,7 +24,7 @@ type memSampler struct {
 	samples  int
 }
 
-func sampleMemory(op *harness.Operator, every time.Duration) *memSampler {
+func sampleMemory(op *kube.Operator, every time.Duration) *memSampler {
 	s := &memSampler{op: op, stop: make(chan struct{})}
 	s.done.Add(1)
 	go func() {
@@ -112,7 +112,7 @@ type LimitedRun struct {
 	ReadySeconds float64 `json:"readySeconds"`
 	Error        string  `json:"error,omitempty"`
 	Footprint
-	Cgroup harness.CgroupStats `json:"cgroup"`
+	Cgroup kube.CgroupStats `json:"cgroup"`
 }
 
 // rustChartLimit is the Rust operator chart's memory request and limit, "64M".
@@ -130,7 +130,7 @@ func (b *bench) p5small(ctx context.Context) error {
 		fp.PeakRSSMiB, fp.PeakAnonMiB, fp.PeakFileMiB, fp.RSSMiB, fp.AnonMiB, fp.MajorFaultsToReady, fp.IdleMajorFaults, fp.IdleCPUSeconds)
 
 	step(fmt.Sprintf("P5 small: again in a memory cgroup limited to %d bytes (the Rust chart's 64M)", int64(rustChartLimit)))
-	cg, err := harness.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
+	cg, err := kube.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
 	if err != nil {
 		r.LimitedError = err.Error()
 		fmt.Printf("    no memory cgroup: %v\n", err)
@@ -192,15 +192,15 @@ func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.D
 		return Footprint{}, 0, err
 	}
 	s := sampleMemory(b.op, 250*time.Millisecond)
-	objs, err := harness.Resources(nsOperator, prefix, b.c.smallN)
+	objs, err := kube.Resources(nsOperator, prefix, b.c.smallN)
 	if err != nil {
 		return Footprint{}, 0, err
 	}
 	t0 := time.Now()
 	var ready time.Duration
-	err = harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers)
+	err = kube.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers)
 	if err == nil {
-		err = harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, readyTimeout, harness.Exited(b.op))
+		err = kube.WaitReady(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, readyTimeout, kube.Exited(b.op))
 		ready = time.Since(t0)
 	}
 	var faultsReady, faultsIdle int64
@@ -212,7 +212,7 @@ func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.D
 		case <-ctx.Done():
 			err = ctx.Err()
 		case <-b.op.Done():
-			err = harness.Exited(b.op)()
+			err = kube.Exited(b.op)()
 		case <-time.After(b.c.smallIdle):
 		}
 		if err == nil {
@@ -236,10 +236,10 @@ func (b *bench) smallRun(ctx context.Context, prefix string, readyTimeout time.D
 			return fp, ready, rerr
 		}
 	}
-	if derr := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); derr != nil {
+	if derr := kube.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); derr != nil {
 		return fp, ready, derr
 	}
-	if derr := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, b.c.timeout, harness.Exited(b.op)); derr != nil {
+	if derr := kube.WaitGone(ctx, b.h.Client, nsOperator, objs, 250*time.Millisecond, b.c.timeout, kube.Exited(b.op)); derr != nil {
 		return fp, ready, derr
 	}
 	return fp, ready, err

@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 type config struct {
@@ -146,7 +146,7 @@ func run() error {
 	defer stop()
 	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
 	b.res.Machine = machineFacts()
-	h, err := harness.Start(ctx, harness.Options{
+	h, err := kube.StartHarness(ctx, kube.HarnessOptions{
 		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step, AuditLog: sel["A1"],
 		Fake: fakeapi.Options{ProvisioningDelay: c.delay, Faults: fakeapi.Faults{Latency: c.latency, Jitter: c.jitter}},
 	})
@@ -160,7 +160,7 @@ func run() error {
 			return err
 		}
 	}
-	b.op = h.NewOperator(harness.OperatorOptions{Name: "operator", Args: b.operatorArgs()})
+	b.op = h.NewOperator(kube.OperatorOptions{Name: "operator", Args: b.operatorArgs()})
 	defer func() { _ = b.op.Stop(10 * time.Second) }()
 	if err := b.op.Start(); err != nil {
 		return err
@@ -251,8 +251,8 @@ const (
 
 type bench struct {
 	c   config
-	h   *harness.Harness
-	op  *harness.Operator
+	h   *kube.Harness
+	op  *kube.Operator
 	res *Results
 	// leftover are resources an earlier part left Ready in nsOperator (P3/P5's), deleted
 	// before P6 so that P6 counts only its own.
@@ -296,6 +296,6 @@ func machineFacts() Machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
-	m.Kubernetes = "kube-apiserver " + filepath.Base(harness.DefaultAssets) + " + etcd (envtest, local)"
+	m.Kubernetes = "kube-apiserver " + filepath.Base(kube.DefaultAssets) + " + etcd (envtest, local)"
 	return m
 }

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // P6 is the operator at the scale of a company-wide install: -p6-n resources (round-robin
@@ -132,10 +132,10 @@ func (b *bench) p6(ctx context.Context) error {
 		// P3/P5's resources would otherwise sit in the operator's cache and in the object
 		// counts below (its unrelated Secrets are P6's first ones: same names).
 		step(fmt.Sprintf("P6: deleting the %d resources P3/P5 left, waiting for all gone", len(b.leftover)))
-		if err := harness.DeleteAll(ctx, c, b.leftover, b.c.applyWorkers); err != nil {
+		if err := kube.DeleteAll(ctx, c, b.leftover, b.c.applyWorkers); err != nil {
 			return err
 		}
-		if err := harness.WaitGone(ctx, c, nsOperator, b.leftover, pollInterval(len(b.leftover)), b.c.timeout, harness.Exited(b.op)); err != nil {
+		if err := kube.WaitGone(ctx, c, nsOperator, b.leftover, pollInterval(len(b.leftover)), b.c.timeout, kube.Exited(b.op)); err != nil {
 			return err
 		}
 		b.leftover = nil
@@ -208,7 +208,7 @@ func createUnrelated(ctx context.Context, c client.Client, n, workers int, mk fu
 	for j := range idx {
 		idx[j].SetGeneration(int64(j)) // the index, carried to the worker
 	}
-	return harness.ForEach(ctx, idx, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	return kube.ForEach(ctx, idx, workers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		err := c.Create(ctx, mk(int(u.GetGeneration())))
 		if apierrors.IsAlreadyExists(err) {
 			return nil
@@ -219,7 +219,7 @@ func createUnrelated(ctx context.Context, c client.Client, n, workers int, mk fu
 
 func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) {
 	run := P6Run{N: n}
-	objs, err := harness.Resources(nsOperator, prefix, n)
+	objs, err := kube.Resources(nsOperator, prefix, n)
 	if err != nil {
 		return run, err
 	}
@@ -228,18 +228,18 @@ func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) 
 		return run, err
 	}
 	// Ready and gone are read from watches, not by listing every resource each second: at
-	// 5,000 resources those LISTs took a sixth of kube-apiserver's CPU (harness.Watch).
-	w, err := harness.NewWatch(ctx, b.h.RestConfig, nsOperator, time.Minute)
+	// 5,000 resources those LISTs took a sixth of kube-apiserver's CPU (kube.Watch).
+	w, err := kube.NewWatch(ctx, b.h.RestConfig, nsOperator, time.Minute)
 	if err != nil {
 		return run, err
 	}
 	defer w.Stop()
 	step(fmt.Sprintf("P6: N=%d: applying, waiting for all Ready", n))
 	t0 := time.Now()
-	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return run, err
 	}
-	if err := harness.WaitReady(ctx, w, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, w, nsOperator, objs, pollInterval(n), b.c.timeout, kube.Exited(b.op)); err != nil {
 		return run, err
 	}
 	d := time.Since(t0)
@@ -286,21 +286,21 @@ func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) 
 
 	step(fmt.Sprintf("P6: N=%d: deleting, waiting for all gone", n))
 	td := time.Now()
-	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return run, err
 	}
-	if err := harness.WaitGone(ctx, w, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitGone(ctx, w, nsOperator, objs, pollInterval(n), b.c.timeout, kube.Exited(b.op)); err != nil {
 		return run, err
 	}
 	run.DeleteSeconds = time.Since(td).Seconds()
 	fmt.Printf("    all %d deleted in %.1fs\n", n, run.DeleteSeconds)
 	step(fmt.Sprintf("P6: N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
-	fobjs, err := harness.Resources(nsFloor, "f"+prefix, n)
+	fobjs, err := kube.Resources(nsFloor, "f"+prefix, n)
 	if err != nil {
 		return run, err
 	}
 	tf := time.Now()
-	if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	if err := kube.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return floorOne(ctx, b.h.Client, u)
 	}); err != nil {
 		return run, fmt.Errorf("floor: %w", err)

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // P7 is the realistic profile (issue #17): a fake with network latency and a provisioning
@@ -68,7 +68,7 @@ type Bucket struct {
 }
 
 // envRecorder records, for each add-on, when it was created (the POST's answer) and when its
-// env was read; it sits in front of the fake (harness.Intercept).
+// env was read; it sits in front of the fake (kube.Intercept).
 type envRecorder struct {
 	mu      sync.Mutex
 	created map[string]time.Time
@@ -96,7 +96,7 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-func (e *envRecorder) handler(h *harness.Harness) http.HandlerFunc {
+func (e *envRecorder) handler(h *kube.Harness) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		switch {
@@ -148,18 +148,18 @@ func (b *bench) p7(ctx context.Context) error {
 		b.h.Intercept(nil)
 		b.h.SetFake(saved)
 	}()
-	objs, err := harness.Resources(nsOperator, "p7", n)
+	objs, err := kube.Resources(nsOperator, "p7", n)
 	if err != nil {
 		return err
 	}
-	// Ready and gone are read from watches (harness.Watch), as in P6: listing the 500 resources
+	// Ready and gone are read from watches (kube.Watch), as in P6: listing the 500 resources
 	// four times a second would load the control plane whose throughput the creates depend on.
-	w, err := harness.NewWatch(ctx, b.h.RestConfig, nsOperator, time.Minute)
+	w, err := kube.NewWatch(ctx, b.h.RestConfig, nsOperator, time.Minute)
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	pids := harness.ChildPIDs("kube-apiserver", "etcd")
+	pids := kube.ChildPIDs("kube-apiserver", "etcd")
 	pids["operator"], pids["bench"] = b.op.PID(), os.Getpid()
 	cpu := sampleCPU(pids, 250*time.Millisecond)
 	defer cpu.stop()
@@ -167,11 +167,11 @@ func (b *bench) p7(ctx context.Context) error {
 	if c.p7APIServerProfile != "" {
 		go b.profileAPIServer(ctx, c.p7APIServerProfile, 15*time.Second)
 	}
-	if err := harness.CreateAll(ctx, b.h.Client, objs, c.applyWorkers); err != nil {
+	if err := kube.CreateAll(ctx, b.h.Client, objs, c.applyWorkers); err != nil {
 		return err
 	}
 	applied := time.Since(t0)
-	if err := harness.WaitReady(ctx, w, nsOperator, objs, 250*time.Millisecond, c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, w, nsOperator, objs, 250*time.Millisecond, c.timeout, kube.Exited(b.op)); err != nil {
 		return err
 	}
 	ready := time.Since(t0)
@@ -191,10 +191,10 @@ func (b *bench) p7(ctx context.Context) error {
 	step(fmt.Sprintf("P7: deleting %d resources", n))
 	fake.ResetCounts()
 	td := time.Now()
-	if err := harness.DeleteAll(ctx, b.h.Client, objs, c.applyWorkers); err != nil {
+	if err := kube.DeleteAll(ctx, b.h.Client, objs, c.applyWorkers); err != nil {
 		return err
 	}
-	if err := harness.WaitGone(ctx, w, nsOperator, objs, 250*time.Millisecond, c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitGone(ctx, w, nsOperator, objs, 250*time.Millisecond, c.timeout, kube.Exited(b.op)); err != nil {
 		return err
 	}
 	p := &P7{N: n, LatencySeconds: c.p7Latency.Seconds(), JitterSeconds: c.p7Jitter.Seconds(), ProvisioningDelaySecs: c.p7Delay.Seconds(),
@@ -347,11 +347,11 @@ func (s *cpuSampler) take() {
 		if pid == 0 {
 			continue
 		}
-		if d, err := harness.ProcessCPUTime(pid); err == nil {
+		if d, err := kube.ProcessCPUTime(pid); err == nil {
 			c.procs[name] = d
 		}
 	}
-	c.busy, c.total, _ = harness.MachineCPU()
+	c.busy, c.total, _ = kube.MachineCPU()
 	s.mu.Lock()
 	s.samples = append(s.samples, c)
 	s.mu.Unlock()

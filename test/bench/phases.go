@@ -21,7 +21,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func pollInterval(n int) time.Duration {
@@ -34,20 +34,20 @@ func pollInterval(n int) time.Duration {
 // warmup creates one resource and waits for it to be Ready, then deletes it: the operator's
 // caches are synced and its plan cache is filled before anything is timed.
 func (b *bench) warmup(ctx context.Context, prefix string) error {
-	objs, err := harness.Resources(nsOperator, prefix, 1)
+	objs, err := kube.Resources(nsOperator, prefix, 1)
 	if err != nil {
 		return err
 	}
-	if err := harness.CreateAll(ctx, b.h.Client, objs, 1); err != nil {
+	if err := kube.CreateAll(ctx, b.h.Client, objs, 1); err != nil {
 		return err
 	}
-	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, kube.Exited(b.op)); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	if err := harness.DeleteAll(ctx, b.h.Client, objs, 1); err != nil {
+	if err := kube.DeleteAll(ctx, b.h.Client, objs, 1); err != nil {
 		return err
 	}
-	return harness.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, harness.Exited(b.op))
+	return kube.WaitGone(ctx, b.h.Client, nsOperator, objs, 100*time.Millisecond, 2*time.Minute, kube.Exited(b.op))
 }
 
 // p4: apply one resource, time until its credentials Secret is filled; the fake answers
@@ -60,7 +60,7 @@ func (b *bench) p4(ctx context.Context) error {
 	if err := b.warmup(ctx, "p4warm"); err != nil {
 		return err
 	}
-	objs, err := harness.Resources(nsOperator, "p4", b.c.p4Runs)
+	objs, err := kube.Resources(nsOperator, "p4", b.c.p4Runs)
 	if err != nil {
 		return err
 	}
@@ -78,18 +78,18 @@ func (b *bench) p4(ctx context.Context) error {
 				break
 			}
 			if time.Since(t0) > 2*time.Minute {
-				return fmt.Errorf("%s: no credentials Secret after 2m", harness.Key(u))
+				return fmt.Errorf("%s: no credentials Secret after 2m", kube.Key(u))
 			}
-			if err := harness.Exited(b.op)(); err != nil {
+			if err := kube.Exited(b.op)(); err != nil {
 				return err
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 		samples = append(samples, time.Since(t0).Seconds())
-		if err := harness.DeleteAll(ctx, b.h.Client, []*unstructured.Unstructured{u}, 1); err != nil {
+		if err := kube.DeleteAll(ctx, b.h.Client, []*unstructured.Unstructured{u}, 1); err != nil {
 			return err
 		}
-		if err := harness.WaitGone(ctx, b.h.Client, nsOperator, []*unstructured.Unstructured{u}, 50*time.Millisecond, 2*time.Minute, harness.Exited(b.op)); err != nil {
+		if err := kube.WaitGone(ctx, b.h.Client, nsOperator, []*unstructured.Unstructured{u}, 50*time.Millisecond, 2*time.Minute, kube.Exited(b.op)); err != nil {
 			return err
 		}
 	}
@@ -116,18 +116,18 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return err
 	}
 	fake := b.h.Fake()
-	objs, err := harness.Resources(nsOperator, fmt.Sprintf("n%d", n), n)
+	objs, err := kube.Resources(nsOperator, fmt.Sprintf("n%d", n), n)
 	if err != nil {
 		return err
 	}
 	step(fmt.Sprintf("N=%d: applying %d resources, waiting for all Ready (operator)", n, n))
 	fake.ResetCounts()
 	t0 := time.Now()
-	if err := harness.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return err
 	}
 	applied := time.Since(t0)
-	if err := harness.WaitReady(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, kube.Exited(b.op)); err != nil {
 		return err
 	}
 	opDur := time.Since(t0)
@@ -141,7 +141,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		noopWindow = 15 * time.Second
 		step(fmt.Sprintf("N=%d: no-op events: a label on every Ready resource, counting API calls for %s", n, noopWindow))
 		fake.ResetCounts()
-		err := harness.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		err := kube.ForEach(ctx, objs, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 			return b.h.Client.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"bench.example.com/touched":"yes"}}}`)))
 		})
 		if err != nil {
@@ -154,10 +154,10 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	step(fmt.Sprintf("N=%d: deleting, waiting for all gone", n))
 	fake.ResetCounts()
 	td := time.Now()
-	if err := harness.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
+	if err := kube.DeleteAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return err
 	}
-	if err := harness.WaitGone(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitGone(ctx, b.h.Client, nsOperator, objs, pollInterval(n), b.c.timeout, kube.Exited(b.op)); err != nil {
 		return err
 	}
 	delDur := time.Since(td)
@@ -165,12 +165,12 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	fmt.Printf("    operator: all %d deleted in %.1fs\n", n, delDur.Seconds())
 
 	step(fmt.Sprintf("N=%d: floor (plain client, %d writers, same objects)", n, b.c.floorWorkers))
-	fobjs, err := harness.Resources(nsFloor, fmt.Sprintf("f%d", n), n)
+	fobjs, err := kube.Resources(nsFloor, fmt.Sprintf("f%d", n), n)
 	if err != nil {
 		return err
 	}
 	tf := time.Now()
-	if err := harness.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	if err := kube.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return floorOne(ctx, b.h.Client, u)
 	}); err != nil {
 		return fmt.Errorf("floor: %w", err)
@@ -183,12 +183,12 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	}
 
 	step(fmt.Sprintf("N=%d: job floor (plain client, %d writers: the resource, one status write, the credentials Secret)", n, b.c.floorWorkers))
-	jobjs, err := harness.Resources(nsFloor, fmt.Sprintf("j%d", n), n)
+	jobjs, err := kube.Resources(nsFloor, fmt.Sprintf("j%d", n), n)
 	if err != nil {
 		return err
 	}
 	tj := time.Now()
-	if err := harness.ForEach(ctx, jobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+	if err := kube.ForEach(ctx, jobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return jobFloorOne(ctx, b.h.Client, u)
 	}); err != nil {
 		return fmt.Errorf("job floor: %w", err)
@@ -246,7 +246,7 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 			u.SetName(fmt.Sprintf("unrelated-%d", i))
 			idx[i] = u
 		}
-		if err := harness.ForEach(ctx, idx, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+		if err := kube.ForEach(ctx, idx, b.c.applyWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 			return c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: nsOperator,
 				Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}})
 		}); err != nil {
@@ -266,16 +266,16 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 		_, _ = sampler.Stop()
 		return err
 	}
-	objs, err := harness.Resources(nsOperator, "idle", b.c.idleN)
+	objs, err := kube.Resources(nsOperator, "idle", b.c.idleN)
 	if err != nil {
 		return err
 	}
 	step(fmt.Sprintf("P3/P5: applying %d resources, waiting for all Ready", b.c.idleN))
 	t0 := time.Now()
-	if err := harness.CreateAll(ctx, c, objs, b.c.applyWorkers); err != nil {
+	if err := kube.CreateAll(ctx, c, objs, b.c.applyWorkers); err != nil {
 		return err
 	}
-	if err := harness.WaitReady(ctx, c, nsOperator, objs, pollInterval(b.c.idleN), b.c.timeout, harness.Exited(b.op)); err != nil {
+	if err := kube.WaitReady(ctx, c, nsOperator, objs, pollInterval(b.c.idleN), b.c.timeout, kube.Exited(b.op)); err != nil {
 		return err
 	}
 	fmt.Printf("    all %d Ready in %.1fs\n", b.c.idleN, time.Since(t0).Seconds())
@@ -441,7 +441,7 @@ func (b *bench) window(d time.Duration) (time.Duration, int, error) {
 	select {
 	case <-time.After(d):
 	case <-b.op.Done():
-		return 0, 0, harness.Exited(b.op)()
+		return 0, 0, kube.Exited(b.op)()
 	}
 	c1, err := b.op.CPUTime()
 	if err != nil {

@@ -28,7 +28,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 type config struct {
@@ -110,7 +110,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	h, err := harness.Start(ctx, harness.Options{Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, CredentialSets: 2, Log: step})
+	h, err := kube.StartHarness(ctx, kube.HarnessOptions{Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, CredentialSets: 2, Log: step})
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func run() error {
 
 type chaos struct {
 	c   config
-	h   *harness.Harness
+	h   *kube.Harness
 	rng *rand.Rand
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // ---- shared checks ----
@@ -25,7 +25,7 @@ import (
 // checkOneAddonEach verifies that the fake holds exactly one add-on per resource in namespace
 // ns (by the deterministic name kubernetes::<Kind>::<uid>) and nothing else.
 func (ch *chaos) checkOneAddonEach(ctx context.Context, ns string, want int) error {
-	items, err := harness.ListAll(ctx, ch.h.Client, ns)
+	items, err := kube.ListAll(ctx, ch.h.Client, ns)
 	if err != nil {
 		return err
 	}
@@ -50,9 +50,9 @@ func (ch *chaos) checkOneAddonEach(ctx context.Context, ns string, want int) err
 		switch names[n] {
 		case 1:
 		case 0:
-			missing = append(missing, harness.Key(&items[i]))
+			missing = append(missing, kube.Key(&items[i]))
 		default:
-			dups = append(dups, fmt.Sprintf("%s (%d add-ons)", harness.Key(&items[i]), names[n]))
+			dups = append(dups, fmt.Sprintf("%s (%d add-ons)", kube.Key(&items[i]), names[n]))
 		}
 	}
 	switch {
@@ -83,13 +83,13 @@ func countAddons(f *fakeapi.Server) int {
 
 // collectSecrets gathers the values the scan looks for: the fake's credentials and every env
 // value of every add-on the fake holds now (call it while the add-ons exist).
-func (ch *chaos) collectSecrets(s *harness.Secrets) int {
-	s.AddFakeCredentials(ch.h)
-	return s.AddAddonEnvs(ch.h)
+func (ch *chaos) collectSecrets(s *kube.Secrets) int {
+	s.AddCredentials(ch.h.Creds...)
+	return s.AddAddonEnvs(ch.h.Fake())
 }
 
 // scan fails if any credential value appears in the logs, in any Event or in any status.
-func (ch *chaos) scan(ctx context.Context, s *harness.Secrets, logs ...string) error {
+func (ch *chaos) scan(ctx context.Context, s *kube.Secrets, logs ...string) error {
 	found, err := s.ScanFiles(logs...)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func (ch *chaos) scan(ctx context.Context, s *harness.Secrets, logs ...string) e
 	return nil
 }
 
-func findingStrings(f []harness.Finding) []string {
+func findingStrings(f []kube.Finding) []string {
 	out := make([]string, len(f))
 	for i, x := range f {
 		out[i] = x.String()
@@ -125,12 +125,12 @@ func (ch *chaos) r1(ctx context.Context) (string, error) {
 		return "", err
 	}
 	fake := ch.h.ReplaceFake(fakeapi.Options{ProvisioningDelay: ch.c.provisioningDelay, Faults: fakeapi.Faults{Latency: ch.c.latency}})
-	op := ch.h.NewOperator(harness.OperatorOptions{Name: "r1", Args: []string{"--watch-namespace=" + ns}})
+	op := ch.h.NewOperator(kube.OperatorOptions{Name: "r1", Args: []string{"--watch-namespace=" + ns}})
 	defer func() { _ = op.Stop(10 * time.Second) }()
 	if err := op.Start(); err != nil {
 		return "", err
 	}
-	objs, err := harness.Resources(ns, "r1", ch.c.r1Resources)
+	objs, err := kube.Resources(ns, "r1", ch.c.r1Resources)
 	if err != nil {
 		return "", err
 	}
@@ -139,12 +139,12 @@ func (ch *chaos) r1(ctx context.Context) (string, error) {
 
 	// Kill while the resources are being applied and provisioned.
 	applyErr := make(chan error, 1)
-	go func() { applyErr <- harness.CreateAll(ctx, ch.h.Client, objs, 4) }()
+	go func() { applyErr <- kube.CreateAll(ctx, ch.h.Client, objs, 4) }()
 	kills := 0
 	killDuring := func(n int, phase string, lo, hi time.Duration) error {
 		for range n {
 			time.Sleep(ch.jitter(lo, hi))
-			exist, ready, _ := harness.CountReady(ctx, ch.h.Client, ns, nil)
+			exist, ready, _ := kube.CountReady(ctx, ch.h.Client, ns, nil)
 			if err := op.Kill(); err != nil {
 				return err
 			}
@@ -164,26 +164,26 @@ func (ch *chaos) r1(ctx context.Context) (string, error) {
 		return "", err
 	}
 	t0 := time.Now()
-	if err := harness.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, harness.Exited(op)); err != nil {
+	if err := kube.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, kube.Exited(op)); err != nil {
 		return "", fmt.Errorf("after %d kills while provisioning: %w", kills, err)
 	}
 	fmt.Printf("    all %d Ready %.1fs after the last create\n", len(objs), time.Since(t0).Seconds())
 	if err := ch.checkOneAddonEach(ctx, ns, len(objs)); err != nil {
 		return "", err
 	}
-	secrets := harness.NewSecrets()
+	secrets := kube.NewSecrets()
 	nvals := ch.collectSecrets(secrets)
 
 	// Kill while they are being deleted.
 	delErr := make(chan error, 1)
-	go func() { delErr <- harness.DeleteAll(ctx, ch.h.Client, objs, 4) }()
+	go func() { delErr <- kube.DeleteAll(ctx, ch.h.Client, objs, 4) }()
 	if err := killDuring(deleteKills, "deleting", 200*time.Millisecond, 1500*time.Millisecond); err != nil {
 		return "", err
 	}
 	if err := <-delErr; err != nil {
 		return "", err
 	}
-	if err := harness.WaitGone(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, harness.Exited(op)); err != nil {
+	if err := kube.WaitGone(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, kube.Exited(op)); err != nil {
 		return "", fmt.Errorf("after %d kills while deleting (resources stuck): %w", deleteKills, err)
 	}
 	if n := countAddons(fake); n != 0 {
@@ -210,7 +210,7 @@ type readyWatch struct {
 
 func watchReady(ctx context.Context, c client.WithWatch, ns string) (*readyWatch, error) {
 	rw := &readyWatch{ready: map[string]bool{}, flaps: map[string]int{}}
-	kinds, err := harness.Kinds()
+	kinds, err := kube.Kinds()
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +239,8 @@ func watchReady(ctx context.Context, c client.WithWatch, ns string) (*readyWatch
 }
 
 func (rw *readyWatch) observe(u *unstructured.Unstructured) {
-	st, reason, msg := harness.Condition(u, "Ready")
-	key := harness.Key(u)
+	st, reason, msg := kube.ConditionFields(u, "Ready")
+	key := kube.Key(u)
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	switch {
@@ -280,7 +280,7 @@ func (ch *chaos) r2(ctx context.Context) (string, error) {
 	}
 	base := fakeapi.Faults{Latency: ch.c.latency, ErrorRate: map[string]float64{"*": 0.3}}
 	fake := ch.h.ReplaceFake(fakeapi.Options{ProvisioningDelay: ch.c.provisioningDelay, Seed: int64(ch.c.seed%1e9) + 1, Faults: base})
-	op := ch.h.NewOperator(harness.OperatorOptions{Name: "r2", Args: []string{
+	op := ch.h.NewOperator(kube.OperatorOptions{Name: "r2", Args: []string{
 		"--watch-namespace=" + ns, fmt.Sprintf("--api-rate-limit=%g", ch.c.r2Rate), "--resync-period=" + ch.c.r2Resync.String(),
 	}})
 	defer func() { _ = op.Stop(10 * time.Second) }()
@@ -298,11 +298,11 @@ func (ch *chaos) r2(ctx context.Context) (string, error) {
 	if err := op.Start(); err != nil {
 		return "", err
 	}
-	objs, err := harness.Resources(ns, "r2", ch.c.r2Resources)
+	objs, err := kube.Resources(ns, "r2", ch.c.r2Resources)
 	if err != nil {
 		return "", err
 	}
-	if err := harness.CreateAll(ctx, ch.h.Client, objs, 4); err != nil {
+	if err := kube.CreateAll(ctx, ch.h.Client, objs, 4); err != nil {
 		return "", err
 	}
 	tl := newTimeline()
@@ -315,7 +315,7 @@ func (ch *chaos) r2(ctx context.Context) (string, error) {
 	sleepCtx(ctx, 8*time.Second)
 	fake.SetFaults(base)
 	tl.add("back to 30% 5xx")
-	if err := harness.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, harness.Exited(op)); err != nil {
+	if err := kube.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, kube.Exited(op)); err != nil {
 		return "", fmt.Errorf("under 30%% 5xx: %w", err)
 	}
 	tl.add(fmt.Sprintf("all %d Ready", len(objs)))
@@ -341,7 +341,7 @@ func (ch *chaos) r2(ctx context.Context) (string, error) {
 	fake.SetFaults(base)
 	tl.add("back to 30% 5xx; waiting one resync period")
 	sleepCtx(ctx, ch.c.r2Resync+5*time.Second)
-	if err := harness.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, harness.Exited(op)); err != nil {
+	if err := kube.WaitReady(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, kube.Exited(op)); err != nil {
 		return "", fmt.Errorf("after the faults: %w", err)
 	}
 	tl.add("all Ready")
@@ -362,13 +362,13 @@ func (ch *chaos) r2(ctx context.Context) (string, error) {
 		total, maxWin, at.Sub(since).Seconds(), max10, ch.c.r2Rate, clientBurst)
 	flaps, ex := rw.snapshot()
 
-	secrets := harness.NewSecrets()
+	secrets := kube.NewSecrets()
 	nvals := ch.collectSecrets(secrets)
-	if err := harness.DeleteAll(ctx, ch.h.Client, objs, 4); err != nil {
+	if err := kube.DeleteAll(ctx, ch.h.Client, objs, 4); err != nil {
 		return "", err
 	}
 	fake.SetFaults(fakeapi.Faults{})
-	if err := harness.WaitGone(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, harness.Exited(op)); err != nil {
+	if err := kube.WaitGone(ctx, ch.h.Client, ns, objs, 500*time.Millisecond, ch.c.timeout, kube.Exited(op)); err != nil {
 		return "", fmt.Errorf("deleting: %w", err)
 	}
 	if n := countAddons(fake); n != 0 {
@@ -469,8 +469,8 @@ func (ch *chaos) leader(ctx context.Context) (string, error) {
 	}
 	fake := ch.h.ReplaceFake(fakeapi.Options{ProvisioningDelay: ch.c.provisioningDelay, Faults: fakeapi.Faults{Latency: ch.c.latency}})
 	args := []string{"--watch-namespace=" + ns, "--leader-elect", "--leader-election-namespace=" + ns}
-	a := ch.h.NewOperator(harness.OperatorOptions{Name: "leader-a", Cred: 0, Args: args})
-	b := ch.h.NewOperator(harness.OperatorOptions{Name: "leader-b", Cred: 1, Args: args})
+	a := ch.h.NewOperator(kube.OperatorOptions{Name: "leader-a", Cred: 0, Args: args})
+	b := ch.h.NewOperator(kube.OperatorOptions{Name: "leader-b", Cred: 1, Args: args})
 	defer func() { _ = a.Stop(10 * time.Second); _ = b.Stop(10 * time.Second) }()
 	since := time.Now()
 	if err := a.Start(); err != nil {
@@ -484,16 +484,16 @@ func (ch *chaos) leader(ctx context.Context) (string, error) {
 		return "", err
 	}
 	sleepCtx(ctx, 3*time.Second)
-	all, err := harness.Resources(ns, "le", ch.c.leaderResources)
+	all, err := kube.Resources(ns, "le", ch.c.leaderResources)
 	if err != nil {
 		return "", err
 	}
 	half := len(all) / 2
 	batch1, batch2 := all[:half], all[half:]
-	if err := harness.CreateAll(ctx, ch.h.Client, batch1, 4); err != nil {
+	if err := kube.CreateAll(ctx, ch.h.Client, batch1, 4); err != nil {
 		return "", err
 	}
-	if err := harness.WaitReady(ctx, ch.h.Client, ns, batch1, 500*time.Millisecond, ch.c.timeout, harness.Exited(a, b)); err != nil {
+	if err := kube.WaitReady(ctx, ch.h.Client, ns, batch1, 500*time.Millisecond, ch.c.timeout, kube.Exited(a, b)); err != nil {
 		return "", err
 	}
 	by := ch.h.Requests.ByClient(since)
@@ -509,7 +509,7 @@ func (ch *chaos) leader(ctx context.Context) (string, error) {
 	leaderCalls := by[0]
 
 	// Kill the leader while the second batch is being provisioned.
-	if err := harness.CreateAll(ctx, ch.h.Client, batch2, 4); err != nil {
+	if err := kube.CreateAll(ctx, ch.h.Client, batch2, 4); err != nil {
 		return "", err
 	}
 	sleepCtx(ctx, ch.jitter(50*time.Millisecond, 500*time.Millisecond))
@@ -524,7 +524,7 @@ func (ch *chaos) leader(ctx context.Context) (string, error) {
 		return "", err
 	}
 	handover := time.Since(killedAt)
-	if err := harness.WaitReady(ctx, ch.h.Client, ns, all, 500*time.Millisecond, ch.c.timeout, harness.Exited(b)); err != nil {
+	if err := kube.WaitReady(ctx, ch.h.Client, ns, all, 500*time.Millisecond, ch.c.timeout, kube.Exited(b)); err != nil {
 		return "", fmt.Errorf("after the hand-over: %w", err)
 	}
 	if err := ch.checkOneAddonEach(ctx, ns, len(all)); err != nil {
@@ -535,12 +535,12 @@ func (ch *chaos) leader(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("after the hand-over the fake saw %d requests from the new leader and %d from the killed one", after[1], after[0])
 	}
 	_ = holderB
-	secrets := harness.NewSecrets()
+	secrets := kube.NewSecrets()
 	nvals := ch.collectSecrets(secrets)
-	if err := harness.DeleteAll(ctx, ch.h.Client, all, 4); err != nil {
+	if err := kube.DeleteAll(ctx, ch.h.Client, all, 4); err != nil {
 		return "", err
 	}
-	if err := harness.WaitGone(ctx, ch.h.Client, ns, all, 500*time.Millisecond, ch.c.timeout, harness.Exited(b)); err != nil {
+	if err := kube.WaitGone(ctx, ch.h.Client, ns, all, 500*time.Millisecond, ch.c.timeout, kube.Exited(b)); err != nil {
 		return "", err
 	}
 	if n := countAddons(fake); n != 0 {

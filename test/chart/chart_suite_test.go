@@ -25,14 +25,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestChart(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Operator Helm chart suite (helm + envtest)")
+	kube.RunSuite(t, "Operator Helm chart suite (helm + envtest)", 0, 0)
 }
 
 const (
@@ -54,7 +52,6 @@ var (
 	helmEnv    []string
 	kubeconfig string
 
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	ctx     = context.Background()
@@ -78,30 +75,23 @@ var _ = BeforeSuite(func() {
 		"KUBECONFIG="+filepath.Join(home, "no-kubeconfig"),
 	)
 
-	env, err = envtestutil.New() // no CRDs: the chart's own are created by the specs
+	env, err := kube.NewEnvironment() // no CRDs: the chart's own are created by the specs
 	Expect(err).NotTo(HaveOccurred())
-	restCfg, err = env.Start()
+	restCfg, k8s = kube.StartEnvironment(env, client.Options{Scheme: chartScheme()})
+	// A kubeconfig for helm install/upgrade/uninstall against envtest.
+	kubeconfig = filepath.Join(home, "kubeconfig")
+	_, err = kube.WriteAdminKubeconfig(env, "helm", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
+})
+
+// chartScheme reads core objects and CRDs.
+func chartScheme() *runtime.Scheme {
+	GinkgoHelper()
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(restCfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-
-	// A kubeconfig for helm install/upgrade/uninstall against envtest.
-	admin, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	Expect(err).NotTo(HaveOccurred())
-	kc, err := admin.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = filepath.Join(home, "kubeconfig")
-	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+	return scheme
+}
 
 // runHelm runs bin/helm and returns its combined output.
 func runHelm(args ...string) (string, error) {

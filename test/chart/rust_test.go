@@ -22,16 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -295,22 +291,12 @@ var _ = Describe("helm upgrade from the Rust operator's chart", func() {
 	)
 
 	BeforeEach(func() {
-		renv, err := envtestutil.New()
+		renv, err := kube.NewEnvironment()
 		Expect(err).NotTo(HaveOccurred())
-		cfg, err := renv.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(renv.Stop()).To(Succeed()) })
-		scheme := runtime.NewScheme()
-		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-		Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
-		rk8s, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := renv.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kc, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
+		_, rk8s = kube.StartEnvironment(renv, client.Options{Scheme: chartScheme()})
 		rkc = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(rkc, kc, 0o600)).To(Succeed())
+		_, err = kube.WriteAdminKubeconfig(renv, "helm", rkc)
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	// crdUIDs returns the UIDs of the api.clever-cloud.com CRDs.

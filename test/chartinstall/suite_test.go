@@ -23,7 +23,6 @@ package chartinstall_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,20 +35,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestChartInstall(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Operator installed by the Helm chart and by make deploy on a whole cluster, uninstalled with resources left")
+	kube.RunSuite(t, "Operator installed by the Helm chart and by make deploy on a whole cluster, uninstalled with resources left", 60*time.Second, 250*time.Millisecond)
 }
 
 // systemNamespace is the namespace of both installs: `make deploy`'s, and the one the suite
@@ -75,13 +68,12 @@ var (
 	fake    *fakeapi.Server
 	creds   = fakeapi.Credential{ConsumerKey: "ck-chart", ConsumerSecret: "cs-chart-3b7e", Token: "tk-chart-51c9", Secret: "ts-chart-c02a"}
 	apiURL  string
-	s3      *harness.S3Server
+	s3      *kube.S3Server
 	manager string // the operator binary (the image's /manager)
 	helmBin string
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
 	var err error
 	helmBin, err = filepath.Abs(filepath.Join("bin", "helm"))
@@ -90,20 +82,12 @@ var _ = BeforeSuite(func() {
 		Skip("bin/helm not found: make helm")
 	}
 	start := time.Now()
-	cluster, err = kube.StartCluster(kube.ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
-	if errors.Is(err, kube.ErrClusterBinariesMissing) {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	k8s, err = client.New(cluster.Config, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
+	cluster, k8s = kube.StartSuiteCluster()
 
-	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
+	f, srv := kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
 	fake, apiURL = f, srv.URL
-	DeferCleanup(srv.Close)
 	suite = &kube.Suite{Name: "test/chartinstall", Client: k8s, Fake: fake, NamespacePrefix: "chart"}
-	s3 = harness.NewS3Server("")
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
 	manager = filepath.Join(cluster.WorkDir, "manager")

@@ -13,15 +13,11 @@
 package cluster_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -30,10 +26,7 @@ func TestCluster(t *testing.T) {
 	if err := kube.CheckClusterBinaries(kube.ClusterOptions{}); err != nil {
 		t.Skip(err.Error()) // shown by go test -v; BeforeSuite skips on it too
 	}
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Whole cluster suite (apiserver + etcd + controller-manager + scheduler + KWOK)")
+	kube.RunSuite(t, "Whole cluster suite (apiserver + etcd + controller-manager + scheduler + KWOK)", 60*time.Second, 200*time.Millisecond)
 }
 
 var (
@@ -43,21 +36,7 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	start := time.Now()
-	var err error
-	cluster, err = kube.StartCluster(kube.ClusterOptions{
-		AuditLog: true,
-		Log:      func(s string) { GinkgoWriter.Println(s) },
-	})
-	if errors.Is(err, kube.ErrClusterBinariesMissing) {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	GinkgoWriter.Printf("cluster up in %s, logs in %s\n", time.Since(start).Round(time.Millisecond), cluster.WorkDir)
-	k8s, err = client.New(cluster.Config, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
+	cluster, k8s = kube.StartSuiteCluster()
 	suite = &kube.Suite{Name: "test/cluster", Client: k8s, NamespacePrefix: "cluster"}
 })
 

@@ -26,7 +26,6 @@ package crd_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -38,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	apiv1 "github.com/clever-operator/clever-operator/api/v1"
 	apiv1alpha1 "github.com/clever-operator/clever-operator/api/v1alpha1"
@@ -47,8 +45,7 @@ import (
 )
 
 func TestCRDs(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "CRD suite")
+	kube.RunSuite(t, "CRD suite", 0, 0)
 }
 
 const (
@@ -59,47 +56,25 @@ const (
 )
 
 var (
-	testEnv *envtest.Environment
-	k8s     client.Client
-	ctx     = context.Background()
+	k8s client.Client
+	ctx = context.Background()
 	// suite is this suite's client for the shared helpers (test/kube).
 	suite *kube.Suite
 )
 
 var _ = BeforeSuite(func() {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		Fail("KUBEBUILDER_ASSETS is not set: point it at the directory holding kube-apiserver and etcd, " +
-			"e.g. KUBEBUILDER_ASSETS=$PWD/bin/envtest/1.35.4 (built by `make envtest-bins`); this suite needs a real API server")
-	}
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	cfg, err := testEnv.Start()
+	env, err := kube.NewEnvironment(filepath.Join("..", "..", "config", "crd", "bases"))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(cfg).NotTo(BeNil())
-
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
 	Expect(apiv1.AddToScheme(scheme)).To(Succeed())
 	Expect(apiv1beta1.AddToScheme(scheme)).To(Succeed())
 	Expect(apiv1alpha1.AddToScheme(scheme)).To(Succeed())
-
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	_, k8s = kube.StartEnvironment(env, client.Options{Scheme: scheme})
 	suite = &kube.Suite{Name: "test/crd", Client: k8s}
 
 	for _, ns := range []string{samplesNamespace, validationNamespace} {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	}
-})
-
-var _ = AfterSuite(func() {
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
 	}
 })

@@ -1,9 +1,7 @@
 package credentialspolicy_test
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -261,14 +258,7 @@ var _ = Describe("the credentials policy", func() {
 })
 
 var _ = Describe("the copies of the policy", func() {
-	fromConfig := func(file string) map[string]any {
-		GinkgoHelper()
-		b, err := os.ReadFile(filepath.Join(policyDir, file))
-		Expect(err).NotTo(HaveOccurred())
-		m := map[string]any{}
-		Expect(yaml.Unmarshal(b, &m)).To(Succeed())
-		return m
-	}
+	fromConfig := func(file string) map[string]any { return kube.ReadYAML(filepath.Join(policyDir, file)) }
 
 	It("internal/admission (the operator's installer, for OLM) embeds the same files", func() {
 		for _, f := range []string{"policy.yaml", "binding.yaml"} {
@@ -286,18 +276,7 @@ var _ = Describe("the copies of the policy", func() {
 	})
 
 	It("the Helm chart renders the same policy and binding by default, and none with credentialsPolicy.enabled=false", func() {
-		helm := func(args ...string) []*unstructured.Unstructured {
-			GinkgoHelper()
-			bin := filepath.Join(repoRoot, "bin", "helm")
-			args = append([]string{"template", "co", chartDir, "--namespace", "clever-system", "--kube-version", "1.35.4",
-				"--set", "credentials.existingSecret=x"}, args...)
-			cmd := exec.Command(bin, args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, stderr.String())
-			return kube.Decode(out)
-		}
+		helm := kube.HelmTemplate
 		find := func(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
 			for _, o := range objs {
 				if o.GetKind() == kind && o.GetName() == name {
@@ -418,7 +397,7 @@ func configCRDs() []crd {
 	var out []crd
 	for _, f := range files {
 		c := &apiextensionsv1.CustomResourceDefinition{}
-		readStrict(f, c)
+		kube.ReadStrict(f, c)
 		if c.Spec.Names.Kind == "CleverCredentials" || c.Spec.Names.Kind == "ClusterCleverCredentials" {
 			continue
 		}

@@ -14,7 +14,6 @@ package credentialspolicy_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,25 +31,21 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestCredentialsPolicy(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Credentials admission policy suite (ValidatingAdmissionPolicy on envtest)")
+	kube.RunSuite(t, "Credentials admission policy suite (ValidatingAdmissionPolicy on envtest)", 0, 0)
 }
 
 const (
 	group = "api.clever-cloud.com"
 
-	repoRoot   = "../.."
-	crdDir     = repoRoot + "/config/crd/bases"
-	policyDir  = repoRoot + "/config/credentials-policy"
-	samplesDir = repoRoot + "/config/samples"
-	chartDir   = repoRoot + "/dist/chart"
+	repoRoot  = "../.."
+	crdDir    = repoRoot + "/config/crd/bases"
+	policyDir = repoRoot + "/config/credentials-policy"
 
 	orgX = "orga_00000000-0000-0000-0000-00000000000a"
 	orgY = "orga_00000000-0000-0000-0000-00000000000b"
@@ -62,7 +57,6 @@ const (
 
 var (
 	ctx     = context.Background()
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	scheme  = runtime.NewScheme()
@@ -98,19 +92,16 @@ var _ = BeforeSuite(func() {
 		}
 	}
 	Expect(addonCRDs).To(HaveLen(kindCount))
-	env, err = envtestutil.New()
+	env, err := kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDInstallOptions.Paths = addonCRDs
 	env.CRDInstallOptions.ErrorIfPathMissing = true
-	restCfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(restCfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	restCfg, k8s = kube.StartEnvironment(env, client.Options{Scheme: scheme})
 
 	policy = &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	readStrict(filepath.Join(policyDir, "policy.yaml"), policy)
+	kube.ReadStrict(filepath.Join(policyDir, "policy.yaml"), policy)
 	binding = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	readStrict(filepath.Join(policyDir, "binding.yaml"), binding)
+	kube.ReadStrict(filepath.Join(policyDir, "binding.yaml"), binding)
 	Expect(binding.Spec.PolicyName).To(Equal(policy.Name))
 
 	// The API server accepts a policy whose paramKind has no CRD yet.
@@ -136,19 +127,6 @@ var _ = BeforeSuite(func() {
 	deleteCreds(probe)
 })
 
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
-
-func readStrict(path string, into any) {
-	GinkgoHelper()
-	b, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(yaml.UnmarshalStrict(b, into)).To(Succeed(), path)
-}
-
 func createNamespace(name string, labels ...string) {
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
@@ -165,18 +143,11 @@ const kindCount = 17
 // samples maps each kind the policy checks to its config/samples manifest.
 func samples() map[string]*unstructured.Unstructured {
 	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join(samplesDir, "api_*.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	out := map[string]*unstructured.Unstructured{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		Expect(err).NotTo(HaveOccurred())
-		u := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed(), f)
-		if strings.Contains(u.GetKind(), "Credentials") {
-			continue
+	out := kube.SamplesByKind()
+	for kind := range out {
+		if strings.Contains(kind, "Credentials") {
+			delete(out, kind)
 		}
-		out[u.GetKind()] = u
 	}
 	Expect(out).To(HaveLen(kindCount))
 	return out

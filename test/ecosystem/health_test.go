@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/test/harness"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // update rewrites the argocd-cm snippets from config/argocd/health.lua and the kind table:
@@ -31,7 +31,7 @@ const wildcardGVKKey = kinds.Group + "/*"
 // atRoot makes the test run from the repository root.
 func atRoot(t testing.TB) {
 	t.Helper()
-	root, err := harness.RepoRoot()
+	root, err := kube.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

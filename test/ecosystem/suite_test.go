@@ -2,7 +2,6 @@ package ecosystem
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -11,27 +10,20 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestEcosystem(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Ecosystem suite: Argo CD health, kstatus, two operator instances (envtest + fake Clever Cloud API)")
+	kube.RunSuite(t, "Ecosystem suite: Argo CD health, kstatus, two operator instances (envtest + fake Clever Cloud API)", 60*time.Second, 100*time.Millisecond)
 }
 
 // Two credential sets, one per operator instance, so the fake tells who made each call
-// (CountsForToken). Long enough (≥ envtestutil.MinSecretLen) for the leak check.
+// (CountsForToken). Long enough (≥ kube.MinSecretLen) for the leak check.
 var (
 	credsA = fakeapi.Credential{ConsumerKey: "ck-shard-a", ConsumerSecret: "cs-shard-a-71c2e9d4", Token: "tk-shard-a-0d8e3b51", Secret: "ts-shard-a-a5f60c27"}
 	credsB = fakeapi.Credential{ConsumerKey: "ck-shard-b", ConsumerSecret: "cs-shard-b-3e9a1f08", Token: "tk-shard-b-c4b7d692", Secret: "ts-shard-b-58e2a0f3"}
@@ -41,13 +33,9 @@ var (
 const systemNamespace = "clever-operator-system"
 
 var (
-	env     *envtest.Environment
-	restCfg *rest.Config
-	k8s     client.Client
-	fake    *fakeapi.Server
-	fakeSrv *httptest.Server
-	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	k8s   client.Client
+	fake  *fakeapi.Server
+	suite *kube.Suite
 	// shardA and shardB are the two operator instances: --watch-selector shard=a and shard=b,
 	// each with its own lease and credentials, both leader-elected.
 	shardA, shardB *instance
@@ -70,7 +58,7 @@ type writeLog struct {
 }
 
 func (w *writeLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return kube.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		switch req.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
@@ -98,17 +86,13 @@ func (w *writeLog) touched() map[string]int {
 	return out
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 func startInstance(name, selector string, creds fakeapi.Credential) *instance {
 	GinkgoHelper()
 	sel, err := operator.ParseWatchSelector(selector)
 	Expect(err).NotTo(HaveOccurred())
 	in := &instance{name: name, lease: "clever-operator-" + name, creds: creds, writes: &writeLog{names: map[string]int{}}}
-	in.Manager = kube.StartManager(restCfg, kube.ManagerOptions{
-		API:      cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+	in.Manager = suite.StartManager(kube.ManagerOptions{
+		API:      suite.APIConfig(creds),
 		Selector: sel, Workers: 4, ResyncPeriod: time.Hour,
 		Wrap:           in.writes.wrap,
 		Log:            ctrl.Log.WithName(name),
@@ -123,34 +107,26 @@ func startInstance(name, selector string, creds fakeapi.Credential) *instance {
 }
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/ecosystem", NamespacePrefix: "eco", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{credsA, credsB},
 		ProvisioningDelay: 200 * time.Millisecond,
 		// Long enough for a spec to read a resource while its migration runs.
 		MigrationDuration: 20 * time.Second,
 		Seed:              19,
-	})
-	suite = &kube.Suite{Name: "test/ecosystem", Client: k8s, Fake: fake, NamespacePrefix: "eco"}
+	}})
+	k8s, fake = suite.Client, suite.Fake
 	suite.CreateNamespace(systemNamespace)
 	shardA = startInstance("a", "shard=a", credsA)
 	shardB = startInstance("b", "shard=b", credsB)
 })
 
 var _ = AfterSuite(func() {
-	if fake != nil && k8s != nil {
-		suite.ExpectNoLeak(logs.String(), suite.SecretValues(credsA, credsB))
+	if suite != nil {
+		suite.ExpectNoLeak(suite.Logs.String(), suite.SecretValues(credsA, credsB))
 	}
 	for _, in := range []*instance{shardA, shardB} {
 		if in != nil {
 			in.Stop()
 		}
-	}
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
 	}
 })

@@ -27,12 +27,9 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -42,14 +39,10 @@ const (
 )
 
 func TestInstall(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Install path suite (kustomize config/default on envtest)")
+	kube.RunSuite(t, "Install path suite (kustomize config/default on envtest)", 60*time.Second, 200*time.Millisecond)
 }
 
 var (
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	objects []*unstructured.Unstructured
@@ -66,18 +59,9 @@ var _ = BeforeSuite(func() {
 	objects = kube.Decode(out)
 	Expect(objects).NotTo(BeEmpty())
 
-	env, err = envtestutil.New()
+	env, err := kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
-	restCfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(restCfg, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
+	restCfg, k8s = kube.StartEnvironment(env, client.Options{})
 })
 
 var _ = Describe("make deploy (kustomize build config/default)", Ordered, func() {
@@ -200,16 +184,15 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		}
 
 		creds := fakeapi.Credential{ConsumerKey: "ck-i", ConsumerSecret: "cs-i", Token: "tk-i", Secret: "ts-i"}
-		fake, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
-		defer srv.Close()
+		fake, srv := kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
 
 		// The operator's identity: exactly the generated ServiceAccount.
 		saCfg := rest.CopyConfig(restCfg)
 		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
-		logs := &envtestutil.LogBuffer{}
+		logs := &kube.LogBuffer{}
 		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
 		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
-			API: cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			API: kube.APIConfig(srv.URL, creds),
 			Log: log,
 			Configure: func(o *ctrl.Options) {
 				o.LeaderElection = true
@@ -270,14 +253,13 @@ var _ = Describe("make deploy (kustomize build config/default)", Ordered, func()
 		}
 
 		creds := fakeapi.Credential{ConsumerKey: "ck-n", ConsumerSecret: "cs-n", Token: "tk-n", Secret: "ts-n"}
-		fake, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
-		defer srv.Close()
+		fake, srv := kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 200 * time.Millisecond})
 		saCfg := rest.CopyConfig(restCfg)
 		saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + systemNamespace + ":" + serviceAccount}
-		logs := &envtestutil.LogBuffer{}
+		logs := &kube.LogBuffer{}
 		log := zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)))
 		mgr := kube.StartManager(saCfg, kube.ManagerOptions{
-			API:        cfgpkg.APIConfig{Endpoint: srv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+			API:        kube.APIConfig(srv.URL, creds),
 			Log:        log,
 			Namespaces: watched,
 			Configure: func(o *ctrl.Options) {

@@ -35,8 +35,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/clever-operator/clever-operator/test/harness"
 )
 
 // A whole cluster without containers, for the suites that need what kube-apiserver + etcd
@@ -299,15 +297,12 @@ func CheckClusterBinaries(opts ClusterOptions) error { return opts.resolveBinari
 
 // resolveBinaries fills in the default paths and checks that every binary exists.
 func (o *ClusterOptions) resolveBinaries() error {
-	root, err := harness.RepoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return err
 	}
-	if o.Assets == "" {
-		o.Assets = os.Getenv("KUBEBUILDER_ASSETS")
-	}
-	if o.Assets == "" {
-		o.Assets = filepath.Join(root, harness.DefaultAssets)
+	if o.Assets, err = assetsOr(o.Assets); err != nil {
+		return err
 	}
 	if o.Kwok == "" {
 		o.Kwok = filepath.Join(root, "bin", "kwok")
@@ -719,52 +714,12 @@ rules:
 - level: Metadata
 `
 
-// AuditEvent is the part of an audit.k8s.io/v1 Event that suites read from the cluster's
-// audit log.
-type AuditEvent struct {
-	AuditID    string `json:"auditID"`
-	Stage      string `json:"stage"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	UserAgent  string `json:"userAgent"`
-	User       struct {
-		Username string   `json:"username"`
-		Groups   []string `json:"groups"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-		APIVersion  string `json:"apiVersion"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code    int    `json:"code"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	} `json:"responseStatus"`
-	Annotations map[string]string `json:"annotations"`
-}
-
-// Forbidden reports a request refused by authorization (403), e.g. an RBAC denial.
-func (e *AuditEvent) Forbidden() bool { return e.ResponseStatus.Code == http.StatusForbidden }
-
-// IsWrite reports a create, update, patch, delete or deletecollection.
-func (e *AuditEvent) IsWrite() bool {
-	switch e.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
-}
-
 // AuditOffset is the audit log's current size: AuditEvents(offset) reads what comes after.
 func (c *Cluster) AuditOffset() (int64, error) {
 	if c.AuditLogPath == "" {
 		return 0, errors.New("the cluster was started without ClusterOptions.AuditLog")
 	}
-	return harness.AuditLogSize(c.AuditLogPath)
+	return AuditLogSize(c.AuditLogPath)
 }
 
 // AuditEvents returns the audit events logged from offset on (complete lines only; pass 0 for
@@ -773,5 +728,5 @@ func (c *Cluster) AuditEvents(offset int64) ([]AuditEvent, int64, error) {
 	if c.AuditLogPath == "" {
 		return nil, offset, errors.New("the cluster was started without ClusterOptions.AuditLog")
 	}
-	return harness.ReadAuditLog[AuditEvent](c.AuditLogPath, offset, nil)
+	return ReadAuditLog[AuditEvent](c.AuditLogPath, offset, nil)
 }

@@ -1,21 +1,33 @@
-// Package kube holds the helpers the envtest suites (test/operator, test/badinput,
-// test/realapi, ...) share, once: reading resources and their conditions, Secrets and Events,
-// writing with retries on conflict, namespaces and their Clever Cloud organisations, API
-// calls counted per organisation, and the operator started in-process. As CloudNativePG's
-// tests/utils: helpers, not state. Each suite owns its world (its API server client, fake
-// Clever Cloud API, namespaces, counters) and hands it to the helpers in a Suite.
+// Package kube is the one helper package of the suites and test programs:
 //
-// The helpers assert with Gomega (they are called from Ginkgo specs) and are nil-safe: a
-// resource that is gone reads as nil, its condition as "<gone>", its fields as "".
+//   - control planes: envtest's kube-apiserver + etcd (StartSuite, StartControlPlane,
+//     StartEnvironment) and a whole cluster (StartCluster, StartOLM);
+//   - the operator in-process (StartManager, wired as main wires it) or as processes that can
+//     be killed and restarted (Harness, Operator: hack/demo, test/bench, test/chaos,
+//     test/realapi);
+//   - the fake Clever Cloud API, one per suite (StartSuite, NewFake) or per spec (NewFake);
+//   - the leak scanner (Secrets, Leaks, ExpectNoLeak) and counters (CountCalls per
+//     organisation at the fake, RequestRecorder, RoundTripFunc wrappers of the operator's
+//     transport, the audit log);
+//   - reading resources and their conditions, Secrets and Events, writing with retries on
+//     conflict, namespaces and their Clever Cloud organisations.
+//
+// As CloudNativePG's tests/utils: helpers, not state. Each suite owns its world (its API
+// server client, fake Clever Cloud API, namespaces, counters) and hands it to the helpers in a
+// Suite. The helpers called from Ginkgo specs assert with Gomega and are nil-safe: a resource
+// that is gone reads as nil, its condition as "<gone>", its fields as "".
 package kube
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http/httptest"
 	"sync/atomic"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
@@ -30,6 +42,13 @@ type Suite struct {
 	Fake *fakeapi.Server
 	// NamespacePrefix names the namespaces NewNamespace creates (<prefix>-<n>).
 	NamespacePrefix string
+
+	// Set by StartSuite: the control plane, its admin config (Client's), the fake's HTTP
+	// server and everything the operators of the suite log.
+	Env        *envtest.Environment
+	Config     *rest.Config
+	FakeServer *httptest.Server
+	Logs       *LogBuffer
 
 	seq atomic.Int64
 }

@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 )
 
 // Gone is what Condition says of a resource that no longer exists.
@@ -64,8 +62,18 @@ func Condition(u *unstructured.Unstructured, t string) string {
 
 // ConditionMessage returns the message of condition type t ("" when absent or u is nil).
 func ConditionMessage(u *unstructured.Unstructured, t string) string {
-	s, _ := conditionOf(u, t)["message"].(string)
-	return s
+	_, _, msg := ConditionFields(u, t)
+	return msg
+}
+
+// ConditionFields returns the status, reason and message of condition type t ("" when absent
+// or u is nil).
+func ConditionFields(u *unstructured.Unstructured, t string) (status, reason, message string) {
+	m := conditionOf(u, t)
+	status, _ = m["status"].(string)
+	reason, _ = m["reason"].(string)
+	message, _ = m["message"].(string)
+	return status, reason, message
 }
 
 func conditionOf(u *unstructured.Unstructured, t string) map[string]any {
@@ -142,7 +150,7 @@ func (s *Suite) Annotate(u *unstructured.Unstructured, kv map[string]string) {
 // sample's).
 func Sample(file, ns, org string) *unstructured.Unstructured {
 	GinkgoHelper()
-	u, err := envtestutil.Sample(file, ns)
+	u, err := ReadSample(file, ns)
 	Expect(err).NotTo(HaveOccurred())
 	if org != "" {
 		Expect(unstructured.SetNestedField(u.Object, org, "spec", "organisation")).To(Succeed())

@@ -62,8 +62,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/clever-operator/clever-operator/test/harness"
 )
 
 // OLM's API groups and versions, for unstructured objects.
@@ -207,7 +205,7 @@ func CheckOLMBinaries(opts OLMOptions) error {
 
 func (opts *OLMOptions) defaults() error {
 	if opts.BinDir == "" {
-		root, err := harness.RepoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return err
 		}

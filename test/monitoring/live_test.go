@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 var _ = Describe("a live operator's /metrics", Ordered, func() {
@@ -119,7 +119,7 @@ var _ = Describe("a live operator's /metrics", Ordered, func() {
 			Expect(lastScrape).To(ContainSubstring(series))
 		}
 		texts := map[string]string{"/metrics": lastScrape}
-		Expect(envtestutil.Leaks(secretValues(), texts)).To(BeEmpty())
+		Expect(kube.Leaks(secretValues(), texts)).To(BeEmpty())
 		// Routes are templates: no organisation or add-on id.
 		for _, ns := range namespaces {
 			Expect(lastScrape).NotTo(ContainSubstring(suite.OrgOf(ns)))

@@ -8,64 +8,50 @@ package monitoring
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestMonitoring(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(90 * time.Second)
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Monitoring suite: the Grafana dashboard and alert rules against a live operator's /metrics (envtest + fake Clever Cloud API)")
+	kube.RunSuite(t, "Monitoring suite: the Grafana dashboard and alert rules against a live operator's /metrics (envtest + fake Clever Cloud API)", 90*time.Second, 250*time.Millisecond)
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak checks.
+// Long enough (≥ kube.MinSecretLen) for the leak checks.
 var creds = fakeapi.Credential{ConsumerKey: "ck-monitoring", ConsumerSecret: "cs-monitoring-4d1f8a62", Token: "tk-monitoring-93b0c7e5", Secret: "ts-monitoring-1a6e2f94"}
 
 var (
-	env     *envtest.Environment
-	restCfg *rest.Config
-	k8s     client.Client
-	fake    *fakeapi.Server
-	fakeSrv *httptest.Server
-	mgr     *kube.Manager
-	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
+	k8s   client.Client
+	fake  *fakeapi.Server
+	mgr   *kube.Manager
+	suite *kube.Suite
 	// metricsURL is the operator's /metrics.
 	metricsURL string
 )
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/monitoring", NamespacePrefix: "mon", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds},
 		ProvisioningDelay: 200 * time.Millisecond,
 		Seed:              23,
-	})
-	suite = &kube.Suite{Name: "test/monitoring", Client: k8s, Fake: fake, NamespacePrefix: "mon"}
+	}})
+	k8s, fake = suite.Client, suite.Fake
 	addr := kube.FreeAddr()
 	metricsURL = "http://" + addr + "/metrics"
-	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
-		// A known expiry, so that clever_operator_credentials_expiry_timestamp_seconds is set.
-		API: cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret,
-			TokenExpiration: time.Now().Add(90 * 24 * time.Hour).UTC().Format(time.RFC3339)},
+	api := suite.APIConfig(creds)
+	// A known expiry, so that clever_operator_credentials_expiry_timestamp_seconds is set.
+	api.TokenExpiration = time.Now().Add(90 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	mgr = suite.StartManager(kube.ManagerOptions{
+		API: api,
 		// What main does: the operator's metrics on controller-runtime's registry (with the
 		// controller, workqueue and client-go metrics), served by the manager's metrics server.
 		Registerer: ctrlmetrics.Registry,
@@ -77,21 +63,15 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
-	if fake != nil && k8s != nil {
-		suite.ExpectNoLeak(logs.String(), secretValues())
+	if suite != nil {
+		suite.ExpectNoLeak(suite.Logs.String(), secretValues())
 	}
 	mgr.Stop()
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // secretValues are the credentials and the add-ons' secret values of this suite.
 func secretValues() []string {
-	return append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds)...)
+	return append(kube.AddonSecretValues(fake), kube.CredentialValues(creds)...)
 }
 
 // scrape GETs the operator's /metrics and returns the exposition text.

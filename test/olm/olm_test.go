@@ -55,13 +55,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -71,10 +68,7 @@ func TestOLM(t *testing.T) {
 			t.Skip(err.Error()) // shown by go test -v; BeforeSuite skips on it too
 		}
 	}
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(5 * time.Minute)
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "OLM install suite (real OLM v0 from catalog/ on the whole cluster)")
+	kube.RunSuite(t, "OLM install suite (real OLM v0 from catalog/ on the whole cluster)", 5*time.Minute, 250*time.Millisecond)
 }
 
 const (
@@ -98,13 +92,12 @@ var (
 	fake    *fakeapi.Server
 	creds   = fakeapi.Credential{ConsumerKey: "ck-olm", ConsumerSecret: "cs-olm-41c2", Token: "tk-olm-0b7e", Secret: "ts-olm-93fa"}
 	apiURL  string
-	s3      *harness.S3Server
+	s3      *kube.S3Server
 	standIn *podStandIn
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	root, err := harness.RepoRoot()
+	root, err := kube.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.Chdir(root)).To(Succeed())
 	readCatalog()
@@ -122,22 +115,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}()
 
 	start := time.Now()
-	cluster, err = kube.StartCluster(kube.ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
-	if errors.Is(err, kube.ErrClusterBinariesMissing) {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
+	cluster, k8s = kube.StartSuiteCluster()
 	clusterUp := time.Since(start)
 
 	// The operator binary (the image's /manager, built while the cluster starts), the fake
 	// Clever Cloud API and the S3 server CellarBuckets reach, and the two-version catalog.
 	start = time.Now()
 	Expect(<-buildDone).To(Succeed())
-	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
+	f, srv := kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
 	fake, apiURL = f, srv.URL
-	DeferCleanup(srv.Close)
-	s3 = harness.NewS3Server("")
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 	upgrade = buildUpgradeCatalog(cluster.WorkDir)
 	built := time.Since(start)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -65,7 +64,7 @@ var _ = Describe("backups", func() {
 		Expect(last).To(Equal(at.UTC().Format(time.RFC3339)))
 		Expect(kube.Condition(suite.Get(cr), "BackupStale")).To(Equal("False/BackupRecent"))
 		Expect(calls.Route(fakeapi.RouteBackups)).To(BeNumerically(">=", 1))
-		Expect(envtestutil.Leaks(fake.BackupSecrets(id), operatorOutput(ctx))).To(BeEmpty())
+		Expect(kube.Leaks(fake.BackupSecrets(id), operatorOutput(ctx))).To(BeEmpty())
 	})
 
 	It("sets BackupStale with a Warning when the newest backup is too old, clears it when a fresh one comes, and never publishes a download URL", func() {
@@ -106,7 +105,7 @@ var _ = Describe("backups", func() {
 
 		// None of the download URLs the fake handed out is in a status, an Event or a log line.
 		Expect(secrets).NotTo(BeEmpty())
-		Expect(envtestutil.Leaks(secrets, operatorOutput(ctx))).To(BeEmpty())
+		Expect(kube.Leaks(secrets, operatorOutput(ctx))).To(BeEmpty())
 	})
 
 	It("makes no backups call for a kind Clever Cloud does not back up", func() {
@@ -131,7 +130,7 @@ var _ = Describe("backups", func() {
 // operatorOutput is everything the operator wrote where users or log collectors read it.
 func operatorOutput(ctx context.Context) map[string]string {
 	GinkgoHelper()
-	texts, err := envtestutil.OperatorOutput(ctx, k8s, logs.String())
+	texts, err := kube.OperatorOutput(ctx, k8s, logs.String())
 	Expect(err).NotTo(HaveOccurred())
 	return texts
 }

@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -30,7 +29,7 @@ var _ = Describe("cellar buckets", func() {
 	ctx := context.Background()
 
 	// readyCellar makes a Cellar and the local S3 server that accepts its keys.
-	readyCellar := func(ns string) (*unstructured.Unstructured, *harness.S3Server, map[string]string) {
+	readyCellar := func(ns string) (*unstructured.Unstructured, *kube.S3Server, map[string]string) {
 		GinkgoHelper()
 		cellar := suite.Sample("api_v1_cellar.yaml", ns)
 		Expect(k8s.Create(ctx, cellar)).To(Succeed())
@@ -40,7 +39,7 @@ var _ = Describe("cellar buckets", func() {
 			env[v.Name] = v.Value
 		}
 		Expect(env).To(HaveKey("CELLAR_ADDON_KEY_ID"))
-		s3 := harness.NewS3Server(env["CELLAR_ADDON_KEY_ID"])
+		s3 := kube.NewS3Server(env["CELLAR_ADDON_KEY_ID"])
 		cellarEndpoints.Store(env["CELLAR_ADDON_KEY_ID"], s3.Endpoint())
 		DeferCleanup(func() { cellarEndpoints.Delete(env["CELLAR_ADDON_KEY_ID"]); s3.Close() })
 		return cellar, s3, env

@@ -45,17 +45,15 @@ func newTenant(label string, orgs ...string) *tenant {
 	t := &tenant{cred: fakeapi.Credential{ConsumerKey: "ck-" + label, ConsumerSecret: "cs-" + label + "-4e1b9c07", Token: "tk-" + label + "-a2f6d3e8", Secret: "ts-" + label + "-90c7b215"},
 		user: "user_" + label, orgs: orgs}
 	t.token = t.cred.Token
-	t.fake, t.srv = fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{t.cred}, Seed: 15,
+	t.fake, t.srv = kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{t.cred}, Seed: 15,
 		Identities: map[string]fakeapi.Identity{t.token: {ID: t.user, Name: "Tenant " + label, Organisations: orgs}}})
-	DeferCleanup(t.srv.Close)
 	return t
 }
 
 // doc is the tenant's credentials as an override Secret's `config` document (a complete set:
 // its endpoint is not the operator's).
 func (t *tenant) doc() string {
-	return fmt.Sprintf("[api]\nendpoint = %q\nconsumer-key = %q\nconsumer-secret = %q\ntoken = %q\nsecret = %q\n",
-		t.srv.URL, t.cred.ConsumerKey, t.cred.ConsumerSecret, t.cred.Token, t.cred.Secret)
+	return kube.OverrideConfig(t.srv.URL, t.cred)
 }
 
 func (t *tenant) values() []string {

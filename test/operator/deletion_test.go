@@ -2,7 +2,6 @@ package operator_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"time"
 
@@ -25,8 +24,7 @@ import (
 // credential set of its own: the suite's, which the fakes accept).
 func pointNamespaceAt(ns, endpoint string) *corev1.Secret {
 	GinkgoHelper()
-	doc := fmt.Sprintf("[api]\nendpoint = %q\nconsumer-key = %q\nconsumer-secret = %q\ntoken = %q\nsecret = %q\n",
-		endpoint, creds.ConsumerKey, creds.ConsumerSecret, creds.Token, creds.Secret)
+	doc := kube.OverrideConfig(endpoint, creds)
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "clever-operator", Namespace: ns}, StringData: map[string]string{"config": doc}}
 	Expect(k8s.Create(context.Background(), s)).To(Succeed())
 	return s
@@ -36,9 +34,7 @@ func pointNamespaceAt(ns, endpoint string) *corev1.Secret {
 func ownFake(opts fakeapi.Options) (*fakeapi.Server, *httptest.Server) {
 	GinkgoHelper()
 	opts.Credentials = []fakeapi.Credential{creds}
-	s, srv := fakeapi.NewTestServer(opts)
-	DeferCleanup(srv.Close)
-	return s, srv
+	return kube.NewFake(opts)
 }
 
 var _ = Describe("deletion against the real API's answers", func() {

@@ -27,7 +27,7 @@ type readLog struct {
 }
 
 func (r *readLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return kube.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		// /api/v1/namespaces/<ns>/secrets/<name>
 		if req.Method == http.MethodGet {
 			if p := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); len(p) == 6 && p[0] == "api" && p[2] == "namespaces" && p[4] == "secrets" {
@@ -52,10 +52,6 @@ func (r *readLog) in(ns string) map[string]int {
 	}
 	return out
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // Issue #17: the Helm side reads its releases through an index of the operator's release
 // Secrets (GETs by name, not LISTs through every Secret of the namespace). The index lists

@@ -14,7 +14,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -191,7 +190,7 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 
 		// A second cluster with the operator's namespace restored from the first's backup (the
 		// same claim key), where the same manifest is applied.
-		env2, err := envtestutil.New(filepath.Join("config", "crd", "bases"))
+		env2, err := kube.NewEnvironment(filepath.Join("config", "crd", "bases"))
 		Expect(err).NotTo(HaveOccurred())
 		cfg2, err := env2.Start()
 		Expect(err).NotTo(HaveOccurred())

@@ -15,27 +15,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/operator"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestOperator(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Operator suite (envtest + fake Clever Cloud API)")
+	kube.RunSuite(t, "Operator suite (envtest + fake Clever Cloud API)", 30*time.Second, 100*time.Millisecond)
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak check to look for them.
+// Long enough (≥ kube.MinSecretLen) for the leak check to look for them.
 var creds = fakeapi.Credential{ConsumerKey: "ck-test", ConsumerSecret: "cs-test-9f2c61d0", Token: "tk-test-5b7e04a3", Secret: "ts-test-c81d2e97"}
 
 var (
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	fake    *fakeapi.Server
@@ -48,37 +42,26 @@ var (
 	suite *kube.Suite
 	// logs receives everything the operator logs, at the highest verbosity, so the suite can
 	// prove no credential ever reaches a log line.
-	logs = &envtestutil.LogBuffer{}
+	logs *kube.LogBuffer
 )
 
 var _ = BeforeSuite(func() {
-	// No client-side throttling, as main runs the operator (client-go's default is 5 requests/s
-	// per resource type, which would slow the manager and make the suite's samplers miss moments).
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/operator", NamespacePrefix: "t", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds},
 		ProvisioningDelay: 300 * time.Millisecond,
 		MigrationDuration: 2 * time.Second,
 		Seed:              42,
-	})
-	suite = &kube.Suite{Name: "test/operator", Client: k8s, Fake: fake, NamespacePrefix: "t"}
+	}})
+	restCfg, k8s, fake, fakeSrv, logs = suite.Config, suite.Client, suite.Fake, suite.FakeServer, suite.Logs
 	suite.CreateNamespace(claimKeySecret.Namespace)
 	startManager()
 })
 
 var _ = AfterSuite(func() {
-	if fake != nil && k8s != nil {
+	if suite != nil {
 		assertNoCredentialLeak()
 	}
 	mgr.Stop()
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // claimKeySecret keeps the key of the signed add-on claims across the suite's restarts of the
@@ -87,9 +70,7 @@ var _ = AfterSuite(func() {
 var claimKeySecret = types.NamespacedName{Namespace: "clever-operator-system", Name: "clever-operator-claim-key"}
 
 // apiConfig is the operator's global configuration: the fake's URL and credentials.
-func apiConfig() cfgpkg.APIConfig {
-	return cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret}
-}
+func apiConfig() cfgpkg.APIConfig { return suite.APIConfig(creds) }
 
 // startManager runs the operator in-process as main does (the same wiring package), with the
 // suite's fake and metrics registry, an hour's resync, 4 workers and health probes; opts

@@ -143,8 +143,7 @@ var _ = Describe("kubectl clever import", Ordered, func() {
 
 	It("applied with its grant, makes every resource Ready with no add-on created or migrated", func() {
 		// The namespace's own credentials the grant names (here, the same identity).
-		doc := fmt.Sprintf("[api]\nendpoint = %q\nconsumer-key = %q\nconsumer-secret = %q\ntoken = %q\nsecret = %q\n",
-			fakeSrv.URL, creds.ConsumerKey, creds.ConsumerSecret, creds.Token, creds.Secret)
+		doc := kube.OverrideConfig(fakeSrv.URL, creds)
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "imported-clever", Namespace: ns}, StringData: map[string]string{"config": doc}})).To(Succeed())
 		apply(out)
 		for _, o := range imported {

@@ -15,26 +15,20 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/plugin"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestPlugin(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "kubectl-clever suite (envtest + fake Clever Cloud API + operator)")
+	kube.RunSuite(t, "kubectl-clever suite (envtest + fake Clever Cloud API + operator)", 60*time.Second, 200*time.Millisecond)
 }
 
 var creds = fakeapi.Credential{ConsumerKey: "ck-plugin", ConsumerSecret: "cs-plugin-7d41c2e9", Token: "tk-plugin-0b9e5f13", Secret: "ts-plugin-e62a8c44"}
 
 var (
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	fake    *fakeapi.Server
@@ -43,39 +37,29 @@ var (
 	suite   *kube.Suite
 	// logs receives everything the operator logs (console encoding, every verbosity): what
 	// trace reads with --logs -.
-	logs = &envtestutil.LogBuffer{}
+	logs *kube.LogBuffer
 )
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/plugin", NamespacePrefix: "p", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds},
 		ProvisioningDelay: 100 * time.Millisecond,
 		Seed:              16,
-	})
-	suite = &kube.Suite{Name: "test/plugin", Client: k8s, Fake: fake, NamespacePrefix: "p"}
-	mgr = kube.StartManager(restCfg, kube.ManagerOptions{API: apiConfig(), Workers: 4})
+	}})
+	restCfg, k8s, fake, fakeSrv, logs = suite.Config, suite.Client, suite.Fake, suite.FakeServer, suite.Logs
+	mgr = suite.StartManager(kube.ManagerOptions{API: apiConfig(), Workers: 4})
 })
 
 var _ = AfterSuite(func() {
-	if logs != nil && fake != nil {
+	if suite != nil {
 		for _, v := range []string{creds.ConsumerSecret, creds.Token, creds.Secret} {
 			Expect(logs.String()).NotTo(ContainSubstring(v), "a credential reached the operator's logs")
 		}
 	}
 	mgr.Stop()
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
-func apiConfig() cfgpkg.APIConfig {
-	return cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret}
-}
+func apiConfig() cfgpkg.APIConfig { return suite.APIConfig(creds) }
 
 // apiEnv is the environment import reads its credentials from: the operator's variables.
 func apiEnv() map[string]string {

@@ -13,7 +13,6 @@ package protection_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,15 +27,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestProtection(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Deletion protection suite (ValidatingAdmissionPolicy on envtest)")
+	kube.RunSuite(t, "Deletion protection suite (ValidatingAdmissionPolicy on envtest)", 0, 0)
 }
 
 const (
@@ -46,8 +42,6 @@ const (
 	repoRoot      = "../.."
 	crdDir        = repoRoot + "/config/crd/bases"
 	protectionDir = repoRoot + "/config/deletion-protection"
-	samplesDir    = repoRoot + "/config/samples"
-	chartDir      = repoRoot + "/dist/chart"
 
 	// activationTimeout bounds the wait for the API server to load and compile the policy
 	// (asynchronous, through an informer).
@@ -56,7 +50,6 @@ const (
 
 var (
 	ctx     = context.Background()
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 
@@ -69,20 +62,16 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, err = envtestutil.New(crdDir)
+	env, err := kube.NewEnvironment(crdDir)
 	Expect(err).NotTo(HaveOccurred())
-	restCfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(restCfg, client.Options{Scheme: clientgoscheme.Scheme})
-	Expect(err).NotTo(HaveOccurred())
+	restCfg, k8s = kube.StartEnvironment(env, client.Options{Scheme: clientgoscheme.Scheme})
 
 	policy = &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	readStrict(filepath.Join(protectionDir, "policy.yaml"), policy)
+	kube.ReadStrict(filepath.Join(protectionDir, "policy.yaml"), policy)
 	Expect(policy.Kind).To(Equal("ValidatingAdmissionPolicy"))
 	Expect(policy.APIVersion).To(Equal("admissionregistration.k8s.io/v1"))
 	binding = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	readStrict(filepath.Join(protectionDir, "binding.yaml"), binding)
+	kube.ReadStrict(filepath.Join(protectionDir, "binding.yaml"), binding)
 	Expect(binding.Kind).To(Equal("ValidatingAdmissionPolicyBinding"))
 	Expect(binding.Spec.PolicyName).To(Equal(policy.Name))
 
@@ -107,41 +96,13 @@ var _ = BeforeSuite(func() {
 	Expect(k8s.Delete(ctx, probe)).To(Succeed())
 })
 
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
-
-// readStrict decodes a YAML file into a typed object, failing on unknown fields (a typo in
-// the manifest would otherwise be dropped silently, here and by the API server).
-func readStrict(path string, into any) {
-	GinkgoHelper()
-	b, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(yaml.UnmarshalStrict(b, into)).To(Succeed(), path)
-}
-
 func createNamespace(name string) {
 	GinkgoHelper()
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
 }
 
 // samples maps each kind to its config/samples manifest (valid against its CRD).
-func samples() map[string]*unstructured.Unstructured {
-	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join(samplesDir, "api_*.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	out := map[string]*unstructured.Unstructured{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		Expect(err).NotTo(HaveOccurred())
-		u := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal(b, &u.Object)).To(Succeed(), f)
-		out[u.GetKind()] = u
-	}
-	return out
-}
+func samples() map[string]*unstructured.Unstructured { return kube.SamplesByKind() }
 
 // sample returns the config/samples object of kind, named name in namespace ns, with the
 // protection annotation set to value ("" for no annotation at all).

@@ -1,10 +1,8 @@
 package protection_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -63,7 +61,7 @@ func configCRDs() []crd {
 	var out []crd
 	for _, f := range files {
 		c := &apiextensionsv1.CustomResourceDefinition{}
-		readStrict(f, c)
+		kube.ReadStrict(f, c)
 		if strings.HasSuffix(c.Spec.Names.Kind, "CleverCredentials") || c.Spec.Names.Kind == "NetworkGroup" || c.Spec.Names.Kind == "CellarBucket" {
 			continue // the credentials kinds, NetworkGroup and CellarBucket hold no add-on: not protected against deletion
 		}
@@ -318,7 +316,7 @@ var _ = Describe("deletion protection", func() {
 		expectRefused(kv, "kvs")
 
 		c := &apiextensionsv1.CustomResourceDefinition{}
-		readStrict(filepath.Join(crdDir, "api.clever-cloud.com_kvs.yaml"), c)
+		kube.ReadStrict(filepath.Join(crdDir, "api.clever-cloud.com_kvs.yaml"), c)
 		Expect(k8s.Delete(ctx, c.DeepCopy())).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(c), &apiextensionsv1.CustomResourceDefinition{}))
@@ -335,20 +333,7 @@ var _ = Describe("deletion protection", func() {
 })
 
 var _ = Describe("the Helm chart (dist/chart)", func() {
-	helm := func(args ...string) []*unstructured.Unstructured {
-		GinkgoHelper()
-		bin := filepath.Join(repoRoot, "bin", "helm")
-		_, err := os.Stat(bin)
-		Expect(err).NotTo(HaveOccurred(), "bin/helm missing: run `make helm`")
-		args = append([]string{"template", "co", chartDir, "--namespace", "clever-system", "--kube-version", "1.35.4",
-			"--set", "credentials.existingSecret=x"}, args...)
-		cmd := exec.Command(bin, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, stderr.String())
-		return kube.Decode(out)
-	}
+	helm := kube.HelmTemplate
 	// ofKind returns the objects of kind, only those of deletion protection for admission
 	// policies (the chart has others: config/credentials-policy's, tested in test/credentialspolicy).
 	ofKind := func(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
@@ -362,14 +347,7 @@ var _ = Describe("the Helm chart (dist/chart)", func() {
 	}
 	// fromConfig reads a file of config/deletion-protection as plain data (no defaulting,
 	// no typed round trip): the comparison is with exactly what is written.
-	fromConfig := func(file string) map[string]any {
-		GinkgoHelper()
-		b, err := os.ReadFile(filepath.Join(protectionDir, file))
-		Expect(err).NotTo(HaveOccurred())
-		m := map[string]any{}
-		Expect(yaml.Unmarshal(b, &m)).To(Succeed())
-		return m
-	}
+	fromConfig := func(file string) map[string]any { return kube.ReadYAML(filepath.Join(protectionDir, file)) }
 
 	It("renders the same policy and binding as config/deletion-protection by default", func() {
 		objs := helm()

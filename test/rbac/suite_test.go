@@ -20,10 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -35,14 +33,10 @@ import (
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest/1.35.4 go test ./test/rbac/ -count=1
 func TestEnvtest(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Operator RBAC and metrics on envtest")
+	kube.RunSuite(t, "Operator RBAC and metrics on envtest", 30*time.Second, 200*time.Millisecond)
 }
 
 var (
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	clients *kubernetes.Clientset
@@ -50,21 +44,11 @@ var (
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	var err error
-	env, err = envtestutil.New()
+	env, err := kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
-	restCfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(restCfg, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
+	restCfg, k8s = kube.StartEnvironment(env, client.Options{})
 	clients, err = kubernetes.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // tool runs bin/<name> from the repository root and returns its stdout.

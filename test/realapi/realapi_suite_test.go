@@ -27,15 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestRealAPI(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(90 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Operator configured as Clever Cloud documents it, against the fake's real-API mode")
+	kube.RunSuite(t, "Operator configured as Clever Cloud documents it, against the fake's real-API mode", 90*time.Second, 200*time.Millisecond)
 }
 
 // The user's credentials from `clever login`: a token and its secret, nothing else. Long
@@ -46,8 +42,8 @@ const (
 )
 
 var (
-	h   *harness.Harness
-	op  *harness.Operator
+	h   *kube.Harness
+	op  *kube.Operator
 	k8s client.Client
 	tmp string
 	// suite is this suite's world for the shared helpers (test/kube).
@@ -69,7 +65,7 @@ var _ = BeforeSuite(func() {
 	var err error
 	tmp, err = os.MkdirTemp("", "clever-operator-realapi-")
 	Expect(err).NotTo(HaveOccurred())
-	h, err = harness.Start(ctx, harness.Options{
+	h, err = kube.StartHarness(ctx, kube.HarnessOptions{
 		WorkDir: tmp,
 		Fake: fakeapi.Options{
 			// No consumer pair: requests must be signed with clever-tools' published one.
@@ -83,8 +79,8 @@ var _ = BeforeSuite(func() {
 	k8s = h.Client
 	suite = &kube.Suite{Name: "test/realapi", Client: k8s, Fake: h.Fake(), NamespacePrefix: "realapi"}
 	bin := filepath.Join(tmp, "manager")
-	Expect(harness.BuildOperatorTo(ctx, bin)).To(Succeed())
-	op = h.NewOperator(harness.OperatorOptions{Binary: bin, Env: docEnv(), Args: []string{"--resync-period=1h"}})
+	Expect(kube.BuildOperatorTo(ctx, bin)).To(Succeed())
+	op = h.NewOperator(kube.OperatorOptions{Binary: bin, Env: docEnv(), Args: []string{"--resync-period=1h"}})
 	Expect(op.Start()).To(Succeed())
 })
 
@@ -238,7 +234,7 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 		run := func(env []string) (string, error) {
 			cmd := exec.Command(bin, "--check", "--kubeconfig="+h.Kubeconfig)
 			cmd.Dir = h.Root
-			cmd.Env = append(harness.WithoutClever(os.Environ()), env...)
+			cmd.Env = append(kube.WithoutClever(os.Environ()), env...)
 			out, err := cmd.CombinedOutput()
 			return string(out), err
 		}
@@ -260,7 +256,7 @@ var _ = Describe("configured as Clever Cloud documents it (endpoint …/v2, CLEV
 // assertNoLeak scans the operator's log and the cluster for the user's token and secret and
 // for every add-on credential the fake handed out.
 func assertNoLeak() {
-	s := harness.NewSecrets()
+	s := kube.NewSecrets()
 	s.Add("user token", userToken)
 	s.Add("user secret", userSecret)
 	findings, err := s.ScanFiles(op.LogPath)

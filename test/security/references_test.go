@@ -12,7 +12,6 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/status"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -53,7 +52,7 @@ const envRoute = "GET /v2/organisations/{ownerId}/addons/{addonId}/env"
 
 // teamACellar is team-a's Cellar, Ready and signed, its add-on's env, and the local S3 server
 // accepting its keys.
-func teamACellar(w world) (*unstructured.Unstructured, string, map[string]string, *harness.S3Server) {
+func teamACellar(w world) (*unstructured.Unstructured, string, map[string]string, *kube.S3Server) {
 	GinkgoHelper()
 	cellar := ready(sample("api_v1_cellar.yaml", w.teamA, "cellar", w.orgA))
 	id := kube.StatusString(cellar, "addon")
@@ -65,7 +64,7 @@ func teamACellar(w world) (*unstructured.Unstructured, string, map[string]string
 	}
 	Expect(env).To(HaveKey("CELLAR_ADDON_KEY_ID"))
 	Expect(env).To(HaveKey("CELLAR_ADDON_KEY_SECRET"))
-	s3 := harness.NewS3Server(env["CELLAR_ADDON_KEY_ID"])
+	s3 := kube.NewS3Server(env["CELLAR_ADDON_KEY_ID"])
 	cellarEndpoints.Store(env["CELLAR_ADDON_KEY_ID"], s3.Endpoint())
 	DeferCleanup(func() { cellarEndpoints.Delete(env["CELLAR_ADDON_KEY_ID"]); s3.Close() })
 	return suite.Get(cellar), id, env, s3
@@ -81,7 +80,7 @@ func bucket(ns, name string, cellar map[string]any) *unstructured.Unstructured {
 }
 
 // s3Requests sums the S3 requests a bucket's pass makes (exists, make, versioning, policy).
-func s3Requests(s *harness.S3Server) int {
+func s3Requests(s *kube.S3Server) int {
 	n := 0
 	for _, k := range []string{"HEAD", "PUT", "GET", "GET ?versioning", "PUT ?versioning", "GET ?policy", "PUT ?policy", "DELETE ?policy", "GET ?location", "DELETE"} {
 		n += s.Requests(k)

@@ -30,19 +30,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestSecurity(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Security suite: a tenant trying to break out (envtest + operator + fake Clever Cloud API)")
+	kube.RunSuite(t, "Security suite: a tenant trying to break out (envtest + operator + fake Clever Cloud API)", 30*time.Second, 100*time.Millisecond)
 }
 
 // The operator's credentials (long enough for the leak check).
@@ -53,32 +47,27 @@ var creds = fakeapi.Credential{ConsumerKey: "ck-security", ConsumerSecret: "cs-s
 var tenantCreds = fakeapi.Credential{ConsumerKey: "ck-tenant-b", ConsumerSecret: "cs-tenant-b-52e8a1f3", Token: "tk-tenant-b-0c6d93a7", Secret: "ts-tenant-b-e17b4c08"}
 
 var (
-	env     *envtest.Environment
 	restCfg *rest.Config
 	k8s     client.Client
 	fake    *fakeapi.Server
-	fakeSrv *httptest.Server
 	mgr     *kube.Manager
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
 )
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/security", NamespacePrefix: "sec", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds, tenantCreds},
 		ProvisioningDelay: 300 * time.Millisecond,
 		MigrationDuration: 2 * time.Second,
 		Seed:              15,
-	})
-	suite = &kube.Suite{Name: "test/security", Client: k8s, Fake: fake, NamespacePrefix: "sec"}
+	}})
+	restCfg, k8s, fake = suite.Config, suite.Client, suite.Fake
 	// The admin restricts the operator's own credentials before the operator starts (it
 	// would otherwise create `default` allowing everything): no namespace yet, each spec
 	// allows its own team-a.
 	setDefault(nil, nil)
-	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
-		API:          cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
+	mgr = suite.StartManager(kube.ManagerOptions{
+		API:          suite.APIConfig(creds),
 		ResyncPeriod: time.Hour, Workers: 4,
 		// A Cellar's S3 calls go to the spec's local S3 server (references_test.go).
 		CellarEndpoint: cellarEndpoint,
@@ -86,20 +75,14 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
-	if fake != nil && k8s != nil {
+	if suite != nil {
 		// No credential of the operator's in any log line.
 		// (suite.SecretValues wants more add-ons than this suite creates.)
-		values := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds, tenantCreds)...)
+		values := append(kube.AddonSecretValues(fake), kube.CredentialValues(creds, tenantCreds)...)
 		Expect(values).NotTo(BeEmpty())
-		suite.ExpectNoLeak(logs.String(), values)
+		suite.ExpectNoLeak(suite.Logs.String(), values)
 	}
 	mgr.Stop()
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // world is one spec's cluster: team-a (allowed by `default`, in organisation orgA only) and

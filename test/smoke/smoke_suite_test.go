@@ -15,37 +15,24 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/clever-operator/clever-operator/test/envtestutil"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestSmoke(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Control plane smoke suite")
+	kube.RunSuite(t, "Control plane smoke suite", 0, 0)
 }
 
 var (
-	env *envtest.Environment
 	cfg *rest.Config
 	k8s client.Client
 )
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, err = envtestutil.New()
+	env, err := kube.NewEnvironment()
 	Expect(err).NotTo(HaveOccurred())
 	env.CRDs = []*apiextensionsv1.CustomResourceDefinition{smokeCRD()}
-	cfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(cfg, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
+	cfg, k8s = kube.StartEnvironment(env, client.Options{})
 })
 
 var _ = Describe("the envtest control plane built from Go modules", func() {

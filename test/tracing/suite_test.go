@@ -16,36 +16,26 @@ import (
 	. "github.com/onsi/gomega"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/envtestutil"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestTracing(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Tracing suite (envtest + fake Clever Cloud API + in-memory span exporter)")
+	kube.RunSuite(t, "Tracing suite (envtest + fake Clever Cloud API + in-memory span exporter)", 30*time.Second, 100*time.Millisecond)
 }
 
-// Long enough (≥ envtestutil.MinSecretLen) for the leak check to look for them.
+// Long enough (≥ kube.MinSecretLen) for the leak check to look for them.
 var creds = fakeapi.Credential{ConsumerKey: "ck-trace", ConsumerSecret: "cs-trace-4e1b7c90", Token: "tk-trace-a93f0d21", Secret: "ts-trace-66c2e8b5"}
 
 var (
-	env     *envtest.Environment
-	restCfg *rest.Config
 	k8s     client.Client
 	fake    *fakeapi.Server
 	fakeSrv *httptest.Server
 	mgr     *kube.Manager
 	suite   *kube.Suite
-	logs    = &envtestutil.LogBuffer{}
 	// spans receives every span the operator ends, synchronously.
 	spans    = tracetest.NewInMemoryExporter()
 	provider *sdktrace.TracerProvider
@@ -54,41 +44,30 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	cp := kube.StartControlPlane(logs, true)
-	env, restCfg, k8s = cp.Env, cp.Config, cp.Client
-	fake, fakeSrv = fakeapi.NewTestServer(fakeapi.Options{
+	suite = kube.StartSuite(kube.SuiteOptions{Name: "test/tracing", NamespacePrefix: "tr", Fake: fakeapi.Options{
 		Credentials:       []fakeapi.Credential{creds},
 		ProvisioningDelay: 300 * time.Millisecond,
 		Seed:              19,
-	})
-	suite = &kube.Suite{Name: "test/tracing", Client: k8s, Fake: fake, NamespacePrefix: "tr"}
+	}})
+	k8s, fake, fakeSrv = suite.Client, suite.Fake, suite.FakeServer
 	provider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	tracing.Use(provider)
-	mgr = kube.StartManager(restCfg, kube.ManagerOptions{
-		API:     cfgpkg.APIConfig{Endpoint: fakeSrv.URL, ConsumerKey: creds.ConsumerKey, ConsumerSecret: creds.ConsumerSecret, Token: creds.Token, Secret: creds.Secret},
-		Workers: 2,
-	})
+	mgr = suite.StartManager(kube.ManagerOptions{API: suite.APIConfig(creds), Workers: 2})
 })
 
 var _ = AfterSuite(func() {
 	if fake != nil && len(spans.GetSpans()) > 0 {
 		// No span (name, attribute, event, link, status) carries a credential, an add-on's
 		// environment value or a ConfigProvider variable.
-		secrets := append(envtestutil.AddonSecretValues(fake), envtestutil.CredentialValues(creds)...)
+		secrets := append(kube.AddonSecretValues(fake), kube.CredentialValues(creds)...)
 		secrets = append(secrets, variables...)
 		Expect(len(secrets)).To(BeNumerically(">", 8), "the suite handled secrets")
-		Expect(envtestutil.Leaks(secrets, map[string]string{"spans": dumpSpans(spans.GetSpans())})).To(BeEmpty())
+		Expect(kube.Leaks(secrets, map[string]string{"spans": dumpSpans(spans.GetSpans())})).To(BeEmpty())
 	}
 	mgr.Stop()
 	tracing.Use(nil)
 	if provider != nil {
 		Expect(provider.Shutdown(context.Background())).To(Succeed())
-	}
-	if fakeSrv != nil {
-		fakeSrv.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
 	}
 })
 

@@ -19,7 +19,7 @@ package wholecluster_test
 
 import (
 	"context"
-	"errors"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,20 +29,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
-	"github.com/clever-operator/clever-operator/test/harness"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 func TestWholeCluster(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Operator on a whole cluster (make deploy, namespace deletion, garbage collection)")
+	kube.RunSuite(t, "Operator on a whole cluster (make deploy, namespace deletion, garbage collection)", 60*time.Second, 250*time.Millisecond)
 }
 
 const (
@@ -58,30 +52,21 @@ var (
 	fake     *fakeapi.Server
 	creds    = fakeapi.Credential{ConsumerKey: "ck-whole", ConsumerSecret: "cs-whole-5e1f", Token: "tk-whole-9a2c", Secret: "ts-whole-77d0"}
 	apiURL   string
-	s3       *harness.S3Server
+	s3       *kube.S3Server
 	manager  string // the operator binary (the image's /manager)
 	operator *kube.ClusterProcess
 )
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
 	start := time.Now()
-	var err error
-	cluster, err = kube.StartCluster(kube.ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
-	if errors.Is(err, kube.ErrClusterBinariesMissing) {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	k8s, err = client.New(cluster.Config, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
+	cluster, k8s = kube.StartSuiteCluster()
 	suite = &kube.Suite{Name: "test/wholecluster", Client: k8s, NamespacePrefix: "whole"}
 
-	var srv interface{ Close() }
-	fake, srv = newFake()
-	DeferCleanup(srv.Close)
-	s3 = harness.NewS3Server("")
+	var srv *httptest.Server
+	fake, srv = kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
+	apiURL = srv.URL
+	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
 	manager = kube.BuildOperator(cluster.WorkDir)
@@ -98,12 +83,6 @@ var _ = AfterEach(func() {
 		AddReportEntry("cluster logs", cluster.LogTails(40, "kube-controller-manager", "kwok", "operator"))
 	}
 })
-
-func newFake() (*fakeapi.Server, interface{ Close() }) {
-	f, srv := fakeapi.NewTestServer(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
-	apiURL = srv.URL
-	return f, srv
-}
 
 // makeDeploy runs `make deploy` as written against the cluster, creates the credentials
 // Secret its message asks for (the suite's fake API), and waits for the Deployment to be

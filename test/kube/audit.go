@@ -1,13 +1,13 @@
-package harness
+package kube
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // OperatorUser is the Kubernetes user the harness's operators authenticate as (their own
@@ -45,30 +45,11 @@ func (h *Harness) configureAudit() error {
 	return nil
 }
 
-// AuditEvent is the part of an audit.k8s.io/v1 Event the harness reads.
-type AuditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
-
 // AuditOffset is the current size of the audit log: events written after it are read with
 // AuditEventsSince.
 func (h *Harness) AuditOffset() (int64, error) {
 	if h.AuditLogPath == "" {
-		return 0, fmt.Errorf("the harness was started without Options.AuditLog")
+		return 0, fmt.Errorf("the harness was started without HarnessOptions.AuditLog")
 	}
 	return AuditLogSize(h.AuditLogPath)
 }
@@ -77,7 +58,7 @@ func (h *Harness) AuditOffset() (int64, error) {
 // lines only) and the offset after the last one.
 func (h *Harness) AuditEventsSince(offset int64) ([]AuditEvent, int64, error) {
 	return ReadAuditLog(h.AuditLogPath, offset, func(e *AuditEvent) bool {
-		return e.User.Username == OperatorUser && isWrite(e.Verb)
+		return e.User.Username == OperatorUser && e.IsWrite()
 	})
 }
 
@@ -129,8 +110,40 @@ func ReadAuditLog[E any](path string, offset int64, keep func(*E) bool) ([]E, in
 	}
 }
 
-func isWrite(verb string) bool {
-	switch strings.ToLower(verb) {
+// AuditEvent is the part of an audit.k8s.io/v1 Event that the suites and the bench read from
+// an audit log (the harness's or the whole cluster's).
+type AuditEvent struct {
+	AuditID    string `json:"auditID"`
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		APIVersion  string `json:"apiVersion"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code    int    `json:"code"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"responseStatus"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// Forbidden reports a request refused by authorization (403), e.g. an RBAC denial.
+func (e *AuditEvent) Forbidden() bool { return e.ResponseStatus.Code == http.StatusForbidden }
+
+// IsWrite reports a create, update, patch, delete or deletecollection.
+func (e *AuditEvent) IsWrite() bool {
+	switch e.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
 		return true
 	}

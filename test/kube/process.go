@@ -1,7 +1,6 @@
-package harness
+package kube
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -332,32 +331,8 @@ func (op *Operator) Memory() (rss, peak int64, err error) {
 
 // ProcessMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status, in bytes.
 func ProcessMemory(pid int) (rss, peak int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
-		fs := strings.Fields(v)
-		if len(fs) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		if k == "VmRSS" {
-			rss = n * 1024
-		} else {
-			peak = n * 1024
-		}
-	}
-	return rss, peak, sc.Err()
+	m, err := ProcessMemoryDetail(pid)
+	return m.RSS, m.Peak, err
 }
 
 // MemoryDetail is a process's memory from /proc/<pid>/status, in bytes: resident set now and

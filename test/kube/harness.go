@@ -1,10 +1,11 @@
-// Package harness runs the whole operator locally for programs that drive it from outside:
-// a real kube-apiserver and etcd (envtest, binaries built by `make envtest-bins`) with the
-// operator's CRDs, an admin user and its kubeconfig, the fake Clever Cloud API (pkg/fakeapi)
-// over real HTTP, and the operator binary (bin/manager) as separate processes that can be
+package kube
+
+// The harness runs the whole operator locally for programs that drive it from outside: a real
+// kube-apiserver and etcd (envtest, binaries built by `make envtest-bins`) with the operator's
+// CRDs, an admin user and its kubeconfig, the fake Clever Cloud API (pkg/fakeapi) over real
+// HTTP, and the operator binary (bin/manager) as separate processes (Operator) that can be
 // started, killed and restarted any number of times, each logging at the highest verbosity to
-// a file. hack/demo, test/bench and test/chaos are built on it.
-package harness
+// a file. hack/demo, test/bench, test/chaos and test/realapi are built on it.
 
 import (
 	"context"
@@ -32,13 +33,10 @@ import (
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 )
 
-// DefaultAssets is where `make envtest-bins` puts kube-apiserver and etcd.
-const DefaultAssets = "bin/envtest/1.35.4"
-
-// Options configures Start.
-type Options struct {
+// HarnessOptions configures StartHarness.
+type HarnessOptions struct {
 	// Assets is the directory holding kube-apiserver and etcd (default $KUBEBUILDER_ASSETS,
-	// else DefaultAssets), relative to the repository root.
+	// else DefaultAssets under the repository root).
 	Assets string
 	// WorkDir receives the kubeconfig and the operator logs (created; relative to the
 	// repository root).
@@ -66,10 +64,10 @@ type Harness struct {
 	// OperatorKubeconfig is the operators' own kubeconfig (user OperatorUser, also in
 	// system:masters), so that the apiserver tells their requests from the drivers'.
 	OperatorKubeconfig string
-	// AuditLogPath is kube-apiserver's audit log when Options.AuditLog is set.
+	// AuditLogPath is kube-apiserver's audit log when HarnessOptions.AuditLog is set.
 	AuditLogPath string
 	// Binary is the operator binary operators run by default: <WorkDir>/manager with
-	// Options.Build, else bin/manager.
+	// HarnessOptions.Build, else bin/manager.
 	Binary     string
 	RestConfig *rest.Config
 	Client     client.Client
@@ -87,8 +85,8 @@ type Harness struct {
 	log       func(string)
 }
 
-// Start boots the control plane and the fake API. The caller must call Stop.
-func Start(ctx context.Context, o Options) (*Harness, error) {
+// StartHarness boots the control plane and the fake API. The caller must call Stop.
+func StartHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -120,11 +118,8 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 			return nil, err
 		}
 	}
-	if o.Assets == "" {
-		o.Assets = os.Getenv("KUBEBUILDER_ASSETS")
-	}
-	if o.Assets == "" {
-		o.Assets = DefaultAssets
+	if o.Assets, err = assetsOr(o.Assets); err != nil {
+		return nil, err
 	}
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(o.Assets, b)); err != nil {
@@ -143,8 +138,7 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 			return nil, err
 		}
 	}
-	cfg, err := h.env.Start()
-	if err != nil {
+	if _, err := h.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w (run `make envtest-bins` first)", err)
 	}
 	ok := false
@@ -153,30 +147,16 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 			h.Stop()
 		}
 	}()
-	user, err := h.env.AddUser(envtest.User{Name: "harness-admin", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		return nil, err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
 	h.Kubeconfig = filepath.Join(h.WorkDir, "kubeconfig")
-	if err := os.WriteFile(h.Kubeconfig, kc, 0o600); err != nil {
-		return nil, err
-	}
-	opUser, err := h.env.AddUser(envtest.User{Name: OperatorUser, Groups: []string{"system:masters"}}, cfg)
+	adminCfg, err := WriteAdminKubeconfig(h.env, "harness-admin", h.Kubeconfig)
 	if err != nil {
-		return nil, err
-	}
-	if kc, err = opUser.KubeConfig(); err != nil {
 		return nil, err
 	}
 	h.OperatorKubeconfig = filepath.Join(h.WorkDir, "kubeconfig-operator")
-	if err := os.WriteFile(h.OperatorKubeconfig, kc, 0o600); err != nil {
+	if _, err := WriteAdminKubeconfig(h.env, OperatorUser, h.OperatorKubeconfig); err != nil {
 		return nil, err
 	}
-	h.RestConfig = rest.CopyConfig(user.Config())
+	h.RestConfig = adminCfg
 	// No client-side throttling (client-go's default is 5 QPS): the drivers measure the
 	// control plane, as the operator does (main sets QPS -1 for a kubeconfig).
 	h.RestConfig.QPS = -1

@@ -1,4 +1,4 @@
-package harness
+package kube
 
 import (
 	"context"
@@ -52,6 +52,18 @@ func CellarBucketSampleObject() (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	return out[0], nil
+}
+
+// ReadSample loads config/samples/<file> (paths relative to the repository root) into
+// namespace ns.
+func ReadSample(file, ns string) (*unstructured.Unstructured, error) {
+	dir := filepath.Join("config", "samples")
+	out, err := loadSamples(dir, []string{filepath.Join(dir, file)})
+	if err != nil {
+		return nil, err
+	}
+	out[0].SetNamespace(ns)
 	return out[0], nil
 }
 
@@ -183,23 +195,10 @@ func ListAll(ctx context.Context, c client.Reader, ns string) ([]unstructured.Un
 	return out, nil
 }
 
-// Condition returns status, reason and message of the condition of type t ("" if absent).
-func Condition(u *unstructured.Unstructured, t string) (status, reason, message string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == t {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			message, _ = m["message"].(string)
-		}
-	}
-	return
-}
-
 // IsReady says whether the resource's Ready condition is True.
 func IsReady(u *unstructured.Unstructured) bool {
-	s, _, _ := Condition(u, "Ready")
-	return s == "True"
+	status, _, _ := ConditionFields(u, "Ready")
+	return status == "True"
 }
 
 // Key identifies a resource across kinds.
@@ -240,45 +239,40 @@ func Keys(objs []*unstructured.Unstructured) map[string]bool {
 // is called after each poll.
 func WaitReady(ctx context.Context, c client.Reader, ns string, objs []*unstructured.Unstructured, interval, timeout time.Duration, abort func() error) error {
 	want := Keys(objs)
-	deadline := time.Now().Add(timeout)
-	for {
-		_, ready, err := CountReady(ctx, c, ns, want)
-		if err != nil {
-			return err
-		}
+	return pollCounts(ctx, c, ns, want, interval, timeout, abort, func(_, ready int) error {
 		if ready == len(want) {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d resources Ready after %s", ready, len(want), timeout)
-		}
-		if abort != nil {
-			if err := abort(); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-	}
+		return fmt.Errorf("%d of %d resources Ready after %s", ready, len(want), timeout)
+	})
 }
 
 // WaitGone polls until none of the objects exists any more.
 func WaitGone(ctx context.Context, c client.Reader, ns string, objs []*unstructured.Unstructured, interval, timeout time.Duration, abort func() error) error {
 	want := Keys(objs)
-	deadline := time.Now().Add(timeout)
-	for {
-		exist, _, err := CountReady(ctx, c, ns, want)
-		if err != nil {
-			return err
-		}
+	return pollCounts(ctx, c, ns, want, interval, timeout, abort, func(exist, _ int) error {
 		if exist == 0 {
 			return nil
 		}
+		return fmt.Errorf("%d of %d resources still exist after %s", exist, len(want), timeout)
+	})
+}
+
+// pollCounts polls CountReady every interval until done says nil (its error is returned once
+// the timeout has passed), abort returns an error or ctx ends.
+func pollCounts(ctx context.Context, c client.Reader, ns string, want map[string]bool, interval, timeout time.Duration, abort func() error, done func(exist, ready int) error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		exist, ready, err := CountReady(ctx, c, ns, want)
+		if err != nil {
+			return err
+		}
+		notYet := done(exist, ready)
+		if notYet == nil {
+			return nil
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d resources still exist after %s", exist, len(want), timeout)
+			return notYet
 		}
 		if abort != nil {
 			if err := abort(); err != nil {
