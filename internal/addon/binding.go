@@ -5,18 +5,17 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -205,15 +204,7 @@ func (r *Reconciler) writeClaim(ctx context.Context, s *pass) {
 	if s.claim == "" || s.released {
 		return
 	}
-	obj := s.obj
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{AnnotationAddonClaim: s.claim},
-		"uid":         string(obj.GetUID()), // never on another resource of the same name
-	}})
-	target := r.newObject()
-	target.SetNamespace(obj.GetNamespace())
-	target.SetName(obj.GetName())
-	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := patch.Annotate(ctx, r.Client, s.obj, AnnotationAddonClaim, s.claim); err != nil {
 		s.log.V(1).Info("writing the add-on claim failed; asked again on the next full pass", "error", err.Error())
 	}
 }

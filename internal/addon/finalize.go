@@ -17,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -219,7 +220,7 @@ func (r *Reconciler) release(ctx context.Context, s *pass) error {
 	if err := r.deleteSource(ctx, s.obj); err != nil {
 		return err
 	}
-	if err := r.removeFinalizer(ctx, s.obj); err != nil {
+	if err := patch.RemoveFinalizer(ctx, r.Client, s.obj, r.Kind.Finalizer()); err != nil {
 		return err
 	}
 	s.released = true

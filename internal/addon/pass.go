@@ -7,17 +7,14 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -188,46 +185,28 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 	if s.released || (len(s.changes) == 0 && !s.syncPause) {
 		return nil
 	}
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, next := s.base, s.obj.DeepCopy()
-		if !first {
-			cur = r.newObject()
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), cur); err != nil {
-				return err
+	h := &patch.Helper[*unstructured.Unstructured]{Base: s.base, Obj: s.obj, Changes: s.changes}
+	wrote, err := h.Commit(ctx, r.Client, patch.Options[*unstructured.Unstructured]{
+		Reader:  r.APIReader,
+		Overlay: s.overlay,
+		Prepare: func(next *unstructured.Unstructured) {
+			syncPaused(next, r.now())
+			status.ApplyReady(next, r.now())
+		},
+		Writing: func() {
+			if r.Handoff != nil {
+				r.Handoff.Claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
 			}
-			next = cur.DeepCopy()
-			for _, change := range s.overlay {
-				change(next)
+		},
+		Wrote: func(cur, next *unstructured.Unstructured) {
+			if ready, shown := status.HelmFailureShown(cur, next); shown {
+				s.event(corev1.EventTypeWarning, ready.Reason, ready.Message)
 			}
-			for _, change := range s.changes {
-				change(next)
-			}
-		}
-		first = false
-		syncPaused(next, r.now())
-		status.ApplyReady(next, r.now())
-		if equality.Semantic.DeepEqual(cur.Object["status"], next.Object["status"]) {
-			return nil
-		}
-		if r.Handoff != nil {
-			r.Handoff.Claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
-		}
-		if err := r.Client.Status().Update(ctx, next); err != nil {
-			return err
-		}
-		if ready, shown := status.HelmFailureShown(cur, next); shown {
-			s.event(corev1.EventTypeWarning, ready.Reason, ready.Message)
-		}
-		s.writes++
-		s.obj.Object = next.Object
-		return nil
+			s.writes++
+		},
 	})
-	if err == nil && s.writes > 0 && r.Handoff != nil {
+	if err == nil && wrote && r.Handoff != nil {
 		r.Handoff.Settle(s.obj.GetUID()) // a handoff it held was written with this pass's status
-	}
-	if apierrors.IsNotFound(err) {
-		return nil
 	}
 	return err
 }

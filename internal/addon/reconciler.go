@@ -2,10 +2,8 @@ package addon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -35,6 +32,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -280,12 +278,14 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		return r.finalize(ctx, s)
 	}
 	cached := controllerutil.ContainsFinalizer(s.obj, r.Kind.Finalizer())
-	added, err := r.ensureFinalizer(ctx, s.obj)
+	// The Helm side's finalizer goes in the same write: otherwise both sides update the new
+	// resource at once, one fails on a conflict, and every write starts another round of both.
+	added, err := patch.AddFinalizer(ctx, r.Client, r.APIReader, s.obj, r.Kind.Finalizer(), kinds.HelmUninstallFinalizer)
 	if err != nil {
 		return err
 	}
 	if !cached && s.obj.GetDeletionTimestamp() == nil {
-		s.reset(s.obj) // read live by ensureFinalizer: snapshot what the API server answered
+		s.reset(s.obj) // read live by AddFinalizer: snapshot what the API server answered
 	}
 	if added {
 		handoff.DropNew(s.obj.GetUID())
@@ -358,18 +358,14 @@ func (r *Reconciler) connect(ctx context.Context, s *pass) error {
 		// release it silently: it stays Terminating until they do, or until told.
 		hint = fmt.Sprintf("; the resource is kept (finalizer) until its credentials allow deleting the add-on (to release it without deleting the add-on, annotate it %s=true)", kinds.AnnotationSkipDeprovision)
 	}
-	g, err := r.Credentials.Resolve(ctx, s.obj)
+	g, err := credentials.Connect(ctx, r.Credentials, s.obj, s.org)
 	if err != nil {
 		if ref, ok := credentials.AsRefused(err); ok {
 			// Waits for the credentials (or the resource) to change: a change of a credentials
 			// object or override Secret enqueues the resources using it.
 			return s.fail(ref.Reason, ref.Message+hint, nil)
 		}
-		return s.fail(status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v%s", s.obj.GetNamespace(), s.obj.GetName(), err, hint), err)
-	}
-	if !g.AllowsOrganisation(s.org) {
-		return s.fail(status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s), which allow only %s; nothing was done at Clever Cloud%s",
-			s.org, g.Source, strings.Join(g.Organisations, ", "), hint), nil)
+		return s.fail(status.ReasonInvalidCredentials, err.Error()+hint, err)
 	}
 	if err := r.takeSlot(s, g); err != nil {
 		return err
@@ -418,66 +414,6 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 		return refreshDue, 0
 	}
 	return upToDate, queue.Jitter(period - elapsed)
-}
-
-// ensureFinalizer adds the engine's finalizer; added reports that the live resource did not
-// carry it (read live, so a stale cache never makes a resource look new). The Helm side's
-// finalizer goes in the same write: otherwise both sides update the new resource at the same
-// moment, one of them fails on a conflict, and every write starts another round of both.
-// When the resource already has finalizers (Helm's, usually), the write is a JSON patch that
-// tests them: the Helm side's status writes, which change the resourceVersion but not the
-// finalizers, do not make it fail.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) (added bool, err error) {
-	if controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer()) {
-		return false, nil
-	}
-	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
-	// The first attempt writes from the cached copy: a new resource is usually still as it was
-	// created (the Helm side leaves this write to the engine, hybrid.StatusClient), and a
-	// stale copy only fails on its resourceVersion (or the finalizers' test), after which the
-	// resource is read live. One read of the API server fewer per new resource.
-	cachedFirst := obj.GetResourceVersion() != ""
-	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
-		var live *unstructured.Unstructured
-		if cachedFirst {
-			cachedFirst = false
-			live = obj.DeepCopy()
-		} else {
-			live = r.newObject()
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-				return err
-			}
-		}
-		before := live.GetFinalizers()
-		if live.GetDeletionTimestamp() != nil {
-			obj.SetFinalizers(before)
-			return nil
-		}
-		if !controllerutil.AddFinalizer(live, r.Kind.Finalizer()) {
-			// Added meanwhile (by the Helm side's client, with its own): the pass starts
-			// from this live copy, whose resourceVersion the cache may not have yet.
-			obj.Object = live.Object
-			return nil
-		}
-		controllerutil.AddFinalizer(live, kinds.HelmUninstallFinalizer)
-		if len(before) == 0 {
-			if err := r.Client.Update(ctx, live); err != nil {
-				return err
-			}
-		} else {
-			patch, _ := json.Marshal([]map[string]any{
-				{"op": "test", "path": "/metadata/finalizers", "value": before},
-				{"op": "replace", "path": "/metadata/finalizers", "value": live.GetFinalizers()},
-			})
-			if err := r.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-				return err
-			}
-		}
-		added = true
-		obj.Object = live.Object // the API server's answer: the pass starts from it
-		return nil
-	})
-	return added, err
 }
 
 // provision is the full pass: find or create the add-on, record it, migrate it or act on

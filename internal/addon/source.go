@@ -2,7 +2,6 @@ package addon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -172,26 +171,6 @@ func toVariables(m map[string]string) []clevercloud.Variable {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// removeFinalizer drops the engine's finalizer with a JSON patch that tests it is still at
-// that index, so it never races the Helm reconciler's concurrent status writes.
-func (r *Reconciler) removeFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
-	for i, f := range obj.GetFinalizers() {
-		if f != r.Kind.Finalizer() {
-			continue
-		}
-		patch, _ := json.Marshal([]map[string]any{
-			{"op": "test", "path": fmt.Sprintf("/metadata/finalizers/%d", i), "value": f},
-			{"op": "remove", "path": fmt.Sprintf("/metadata/finalizers/%d", i)},
-		})
-		err := r.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch))
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	return nil
 }
 
 // trustedSource says whether src, obj's source Secret, is as the operator wrote it for the

@@ -35,6 +35,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -125,6 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
+	h := patch.New(obj)
 	st := statusOf(obj)
 	before := st.DeepCopy()
 	wasReady := readyStatus(before)
@@ -164,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			res.RequeueAfter = queue.Jitter(min(r.Period, NotReadyCheckPeriod))
 		}
 	}
-	if err := r.writeStatus(ctx, obj); err != nil {
+	if _, err := h.Commit(ctx, r.Client, patch.Options[client.Object]{}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if c := meta.FindStatusCondition(st.Conditions, status.TypeReady); c != nil && c.Status != metav1.ConditionTrue {
@@ -243,12 +245,6 @@ func readyStatus(st *v1alpha1.CleverCredentialsStatus) metav1.ConditionStatus {
 		return c.Status
 	}
 	return metav1.ConditionUnknown
-}
-
-// writeStatus writes the status computed on obj (in place), once; a conflict is retried by
-// the work queue.
-func (r *Reconciler) writeStatus(ctx context.Context, obj client.Object) error {
-	return client.IgnoreNotFound(r.Client.Status().Update(ctx, obj))
 }
 
 // EnsureDefault creates the default ClusterCleverCredentials when absent: the operator's own

@@ -1,8 +1,14 @@
 package credentials
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/clever-operator/clever-operator/internal/status"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Grant is what the credentials a resource resolved to allow it to do (docs/security.md,
@@ -55,4 +61,24 @@ func AsRefused(err error) (*RefusedError, bool) {
 	var r *RefusedError
 	ok := errors.As(err, &r)
 	return r, ok
+}
+
+// Connect resolves obj's credentials and checks they allow org: what every controller does
+// before its first Clever Cloud call. A refusal (credentials not found, not allowed for the
+// namespace, or an organisation they do not allow) is a *RefusedError, which waits for a
+// change; any other error is transient, its message ready for a condition.
+func Connect(ctx context.Context, creds Credentials, obj *unstructured.Unstructured, org string) (*Grant, error) {
+	g, err := creds.Resolve(ctx, obj)
+	if err != nil {
+		if _, ok := AsRefused(err); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("no usable Clever Cloud credentials for %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	if !g.AllowsOrganisation(org) {
+		return nil, &RefusedError{Reason: status.ReasonOrganisationNotAllowed, Message: fmt.Sprintf(
+			"organisation %q is not allowed by the credentials in use (%s), which allow only %s; nothing was done at Clever Cloud",
+			org, g.Source, strings.Join(g.Organisations, ", "))}
+	}
+	return g, nil
 }

@@ -1,17 +1,15 @@
 // Package standalone holds what the operator's Go-only controllers share (NetworkGroup,
 // CellarBucket: kinds with no Helm release): their Ready and Stalled conditions, refusals and
-// failures reported as conditions and Warning events, and one optimistic status write per pass.
+// failures reported as conditions and Warning events, and one status write per pass through internal/patch.
 package standalone
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -105,27 +104,6 @@ func (r Reporter) FailWith(obj *unstructured.Unstructured, reason, msg string) (
 	return ctrl.Result{}, fmt.Errorf("%s", msg)
 }
 
-// WriteStatus writes obj's status when it differs from base's, optimistically: a pass that
-// read a copy older than an earlier pass's write must not overwrite what it recorded (a
-// conflict asks for another pass).
-func WriteStatus(ctx context.Context, c client.Client, base, obj *unstructured.Unstructured, res ctrl.Result, err error) (ctrl.Result, error) {
-	st, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
-	old, _, _ := unstructured.NestedFieldNoCopy(base.Object, "status")
-	if reflect.DeepEqual(st, old) {
-		return res, err
-	}
-	werr := client.IgnoreNotFound(c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
-	switch {
-	case werr == nil:
-		return res, err
-	case apierrors.IsConflict(werr):
-		return ctrl.Result{Requeue: true}, nil
-	case err == nil:
-		return ctrl.Result{}, werr
-	}
-	return res, err
-}
-
 // Tenants shares a controller's workers between tenants by the engine's rule (docs/security.md,
 // "Fairness between tenants"): the passes whose credentials a namespace supplied, or whose
 // endpoint is not the operator's (credentials.Grant.Tenant), hold at most half of the workers at
@@ -165,15 +143,12 @@ type slot struct {
 // credentials do not allow org, grant is nil and reason and msg say why (for a refusal); err
 // is ErrTenantBusy when the share is in use.
 func Connect(ctx context.Context, creds credentials.Credentials, obj *unstructured.Unstructured, org string) (grant *credentials.Grant, reason, msg string, err error) {
-	g, err := creds.Resolve(ctx, obj)
+	g, err := credentials.Connect(ctx, creds, obj, org)
 	if err != nil {
 		if ref, ok := credentials.AsRefused(err); ok {
 			return nil, ref.Reason, ref.Message, nil
 		}
-		return nil, status.ReasonInvalidCredentials, fmt.Sprintf("no usable Clever Cloud credentials for %s/%s: %v", obj.GetNamespace(), obj.GetName(), err), nil
-	}
-	if !g.AllowsOrganisation(org) {
-		return nil, status.ReasonOrganisationNotAllowed, fmt.Sprintf("organisation %q is not allowed by the credentials in use (%s); nothing was done at Clever Cloud", org, g.Source), nil
+		return nil, status.ReasonInvalidCredentials, err.Error(), nil
 	}
 	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil && s.tenants != nil && g.Tenant != "" && s.held == "" {
 		if share := s.tenants.share(); share > 0 {
@@ -231,7 +206,7 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	base := obj.DeepCopy()
+	h := patch.New(obj)
 	sl := &slot{tenants: tenants}
 	pctx, cancel := context.WithTimeout(context.WithValue(ctx, slotKey{}, sl), queue.DefaultPassTimeout)
 	res, err := pass(pctx, obj)
@@ -250,22 +225,20 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 	if obj.GetDeletionTimestamp() != nil && !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return res, err // released
 	}
-	return WriteStatus(ctx, c, base, obj, res, err)
+	// The pass owns the status: a conflict replays it on the live resource.
+	if _, werr := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{}); werr != nil && err == nil {
+		return ctrl.Result{}, werr
+	}
+	return res, err
 }
 
-// EnsureFinalizer adds finalizer to obj (one patch when it is missing).
+// EnsureFinalizer adds finalizer to obj (one write when it is missing).
 func EnsureFinalizer(ctx context.Context, c client.Client, obj *unstructured.Unstructured, finalizer string) error {
-	if controllerutil.ContainsFinalizer(obj, finalizer) {
-		return nil
-	}
-	patch := client.MergeFrom(obj.DeepCopy())
-	controllerutil.AddFinalizer(obj, finalizer)
-	return c.Patch(ctx, obj, patch)
+	_, err := patch.AddFinalizer(ctx, c, c, obj, finalizer)
+	return err
 }
 
 // Release removes finalizer from obj: the resource may go.
 func Release(ctx context.Context, c client.Client, obj *unstructured.Unstructured, finalizer string) (ctrl.Result, error) {
-	patch := client.MergeFrom(obj.DeepCopy())
-	controllerutil.RemoveFinalizer(obj, finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+	return ctrl.Result{}, patch.RemoveFinalizer(ctx, c, obj, finalizer)
 }
