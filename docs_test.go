@@ -2,7 +2,12 @@ package main
 
 import (
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -112,13 +117,16 @@ func TestDocsMatchTheCode(t *testing.T) {
 		t.Error("README.md does not link to docs/operator.md#reasons")
 	}
 
+	// Every event reason of internal/status has its row in the Events section, and every
+	// condition reason is documented where a user reading a status finds it.
 	events := section(t, operator, "## Events")
-	for _, e := range []string{addon.EventAddonCreated, addon.EventAddonAdopted, addon.EventAddonDeleted, addon.EventAddonLeftBehind,
-		addon.EventAddonMissing, addon.EventCredentialsWritten, addon.EventCredentialsUpdated, addon.EventVariablesPushed, addon.EventSecretAdopted,
-		addon.EventAddonOrphaned, addon.EventMigrationStarted, addon.EventMigrationSucceeded, addon.EventMigrationFailed,
-		addon.EventCredentialsRotated, addon.EventRotationNotSupport, addon.EventRolloutTriggered, addon.EventRolloutFailed} {
-		if !strings.Contains(events, "`"+e+"`") {
-			t.Errorf("docs/operator.md's Events section does not document the event %s", e)
+	docs := readDocs(t)
+	for name, value := range statusConstants(t) {
+		switch {
+		case strings.HasPrefix(name, "Event") && !inCode(events, value):
+			t.Errorf("docs/operator.md's Events section does not document the event %s (status.%s)", value, name)
+		case strings.HasPrefix(name, "Reason") && !inCode(docs, value):
+			t.Errorf("no doc under docs/ documents the reason %s (status.%s)", value, name)
 		}
 	}
 
@@ -130,3 +138,74 @@ func TestDocsMatchTheCode(t *testing.T) {
 		}
 	}
 }
+
+// statusConstants are the string constants of internal/status named Reason… or Event….
+func statusConstants(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	files, err := filepath.Glob("internal/status/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) || !(strings.HasPrefix(n.Name, "Reason") || strings.HasPrefix(n.Name, "Event")) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						out[n.Name] = strings.Trim(lit.Value, "`\"")
+					}
+				}
+			}
+		}
+	}
+	if len(out) < 50 {
+		t.Fatalf("found %d reasons and events in internal/status", len(out))
+	}
+	return out
+}
+
+// readDocs is every doc under docs/, one after the other.
+func readDocs(t *testing.T) string {
+	t.Helper()
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// inCode says whether word appears, as a word, in a code span of md (`Word`, `True/Word`).
+func inCode(md, word string) bool {
+	w := regexp.MustCompile(`(^|[^A-Za-z])` + regexp.QuoteMeta(word) + `($|[^A-Za-z])`)
+	for _, span := range codeSpan.FindAllString(md, -1) {
+		if w.MatchString(span) {
+			return true
+		}
+	}
+	return false
+}
+
+var codeSpan = regexp.MustCompile("`[^`\n]+`")

@@ -33,11 +33,6 @@ const (
 	AnnotationBackupMaxAge = kinds.Group + "/backup-max-age"
 	// DefaultBackupMaxAge: Clever Cloud backs up daily; 36 h leaves half a day of slack.
 	DefaultBackupMaxAge = 36 * time.Hour
-
-	// EventBackupStale (Warning) is recorded when BackupStale turns True; EventBackupRecent
-	// (Normal) when it turns False again.
-	EventBackupStale  = "BackupStale"
-	EventBackupRecent = "BackupRecent"
 )
 
 // backupMaxAge is the resource's maximum backup age: its annotation, else the operator's.
@@ -139,13 +134,13 @@ func (s *pass) reportBackupStale() {
 	if stale {
 		s.condition(status.TypeBackupStale, metav1.ConditionTrue, status.ReasonBackupStale, msg)
 		if prev.Status != string(metav1.ConditionTrue) {
-			s.event(corev1.EventTypeWarning, EventBackupStale, msg)
+			s.event(corev1.EventTypeWarning, status.EventBackupStale, msg)
 		}
 		return
 	}
 	s.condition(status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, msg)
 	if prev.Status == string(metav1.ConditionTrue) {
-		s.event(corev1.EventTypeNormal, EventBackupRecent, msg)
+		s.event(corev1.EventTypeNormal, status.EventBackupRecent, msg)
 	}
 }
 

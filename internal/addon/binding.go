@@ -244,7 +244,7 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 	if err != nil {
 		return nil, false, true, err
 	}
-	s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, AnnotationAddonClaim))
+	s.event(corev1.EventTypeNormal, status.EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, AnnotationAddonClaim))
 	if !adopted {
 		if a, err = r.takeBack(ctx, s, a); err != nil {
 			return nil, false, true, err

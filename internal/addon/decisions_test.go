@@ -548,7 +548,7 @@ func TestCreate(t *testing.T) {
 				if err != nil || a == nil || a.Plan.ID != "plan_free" {
 					t.Fatalf("not created: %v %+v", err, a)
 				}
-				if len(s.events) != 1 || s.events[0].reason != EventAddonCreated {
+				if len(s.events) != 1 || s.events[0].reason != status.EventAddonCreated {
 					t.Fatalf("events %v", s.events)
 				}
 				return

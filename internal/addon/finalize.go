@@ -47,12 +47,12 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 	}
 
 	if r.deletionPolicy(ctx, obj, s.life) == kinds.DeletionPolicyOrphan {
-		s.event(corev1.EventTypeNormal, EventAddonOrphaned,
+		s.event(corev1.EventTypeNormal, status.EventAddonOrphaned,
 			fmt.Sprintf("Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org))
 		return r.release(ctx, s)
 	}
 	if obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true" {
-		s.event(corev1.EventTypeWarning, EventAddonLeftBehind,
+		s.event(corev1.EventTypeWarning, status.EventAddonLeftBehind,
 			fmt.Sprintf("Annotation %s=true: add-on %s in organisation %s was NOT deleted and is still billed; delete it at Clever Cloud if it is no longer needed", kinds.AnnotationSkipDeprovision, what, org))
 		return r.release(ctx, s)
 	}
@@ -60,7 +60,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 	if addonID == "" && refusedBefore(obj) {
 		// Its credentials refused it before it was deleted, and it never recorded an add-on:
 		// the operator never called Clever Cloud for it, so there is nothing to look for.
-		s.event(corev1.EventTypeWarning, EventAddonLeftBehind,
+		s.event(corev1.EventTypeWarning, status.EventAddonLeftBehind,
 			fmt.Sprintf("Released without calling Clever Cloud: its credentials refused this resource (%s) and it never had an add-on", addonReadyReason(obj)))
 		return r.release(ctx, s)
 	}
@@ -72,7 +72,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		// deletionPolicy Delete on an add-on this resource bound but did not create, and
 		// neither a claim of its namespace nor its credentials allow binding it (any more):
 		// a resource never deletes an add-on it could not have bound.
-		s.event(corev1.EventTypeWarning, EventAddonOrphaned, fmt.Sprintf(
+		s.event(corev1.EventTypeWarning, status.EventAddonOrphaned, fmt.Sprintf(
 			"Add-on %s in organisation %s was bound, not created, by this resource and binding it is not allowed for namespace %s: it is kept at Clever Cloud despite deletionPolicy Delete", addonID, org, obj.GetNamespace()))
 		return r.release(ctx, s)
 	}
@@ -104,7 +104,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		switch {
 		case err == nil:
 			if other := r.otherHolder(obj, a); other != "" {
-				s.event(corev1.EventTypeWarning, EventAddonOrphaned, fmt.Sprintf(
+				s.event(corev1.EventTypeWarning, status.EventAddonOrphaned, fmt.Sprintf(
 					"Add-on %s was not deleted: %s", addonID, r.managedElsewhereMessage(a, other)))
 				return r.release(ctx, s)
 			}
@@ -130,7 +130,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		default:
 			return s.failDeleteAPI(err)
 		}
-		s.event(corev1.EventTypeNormal, EventAddonDeleted, fmt.Sprintf("Deleted managed %s instance %s on Clever Cloud", r.Kind.Noun, addonID))
+		s.event(corev1.EventTypeNormal, status.EventAddonDeleted, fmt.Sprintf("Deleted managed %s instance %s on Clever Cloud", r.Kind.Noun, addonID))
 	}
 	return r.release(ctx, s)
 }

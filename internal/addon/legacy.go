@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Helm's ownership metadata: Helm only updates an existing object that carries it.
@@ -19,10 +20,6 @@ const (
 	helmReleaseNameAnnot    = "meta.helm.sh/release-name"
 	helmReleaseNamespaceAnn = "meta.helm.sh/release-namespace"
 )
-
-// EventSecretAdopted is recorded when a Secret the Rust operator wrote for this resource is
-// handed over to the Helm release.
-const EventSecretAdopted = "SecretAdopted"
 
 // adoptLegacySecret hands a credentials Secret left by the Rust operator over to this
 // resource's Helm release, so switching operators needs no manual step. Only a Secret that
@@ -65,6 +62,6 @@ func (r *Reconciler) adoptLegacySecret(ctx context.Context, s *pass) error {
 		}
 		return err
 	}
-	s.event(corev1.EventTypeNormal, EventSecretAdopted, fmt.Sprintf("Secret %s, written by the previous operator for this resource, is now managed by this operator", key.Name))
+	s.event(corev1.EventTypeNormal, status.EventSecretAdopted, fmt.Sprintf("Secret %s, written by the previous operator for this resource, is now managed by this operator", key.Name))
 	return nil
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
-// EventAddonOrphaned is recorded when a resource goes and its add-on is kept.
-const EventAddonOrphaned = "AddonOrphaned"
-
 // lifecycle is what the resource asks for, from its spec and annotations.
 type lifecycle struct {
 	bindID      string // spec.addonId or the addon-id annotation

@@ -18,15 +18,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// Events of migrations (the condition, Migrating, and its reasons are in internal/status).
 const (
-	EventMigrationStarted   = "MigrationStarted"
-	EventMigrationSucceeded = "MigrationSucceeded"
-	EventMigrationFailed    = "MigrationFailed"
-	// EventMigrationPrice tells, before a migration to another plan or region starts, what
-	// the add-on costs now and will cost after (prices.go).
-	EventMigrationPrice = "MigrationPrice"
-
 	// migrationPoll is how often a running migration is read.
 	migrationPoll = 5 * time.Second
 )
@@ -165,7 +157,7 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 		if clevercloud.IsBadRequest(err) {
 			msg := "Clever Cloud refused the migration to " + target + ": " + clevercloud.Message(err)
 			s.migrationReport(migrationState{Status: clevercloud.MigrationFailed, Message: msg, Target: target, Generation: obj.GetGeneration()},
-				metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed)
+				metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, status.EventMigrationFailed)
 			return nil
 		}
 		return s.failAPI("starting a migration", err)
@@ -174,7 +166,7 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 		r.migrationPriceEvent(ctx, s, addon, planID, region)
 	}
 	s.migrationReport(migrationState{ID: m.MigrationID, Status: m.Status, Step: runningStep(m), Target: target, Generation: obj.GetGeneration()},
-		metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, EventMigrationStarted)
+		metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, status.EventMigrationStarted)
 	return stop(ctrl.Result{RequeueAfter: migrationPoll})
 }
 
@@ -192,7 +184,7 @@ func (r *Reconciler) pollMigration(ctx context.Context, s *pass, addon *clevercl
 		return stop(ctrl.Result{RequeueAfter: migrationPoll})
 	case m.Succeeded():
 		s.migrationReport(st, metav1.ConditionFalse, status.ReasonMigrated,
-			fmt.Sprintf("migration %s to %s succeeded", m.MigrationID, last.Target), corev1.EventTypeNormal, EventMigrationSucceeded)
+			fmt.Sprintf("migration %s to %s succeeded", m.MigrationID, last.Target), corev1.EventTypeNormal, status.EventMigrationSucceeded)
 		if err := r.afterMigration(ctx, s, addon); err != nil {
 			return err
 		}
@@ -207,7 +199,7 @@ func (r *Reconciler) pollMigration(ctx context.Context, s *pass, addon *clevercl
 			st.Step, st.Message = step.Value, step.Message
 		}
 		msg := fmt.Sprintf("migration %s to %s ended %s at step %s: %s; the add-on is unchanged", m.MigrationID, last.Target, m.Status, st.Step, st.Message)
-		s.migrationReport(st, metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, EventMigrationFailed)
+		s.migrationReport(st, metav1.ConditionFalse, status.ReasonMigrationFailed, msg, corev1.EventTypeWarning, status.EventMigrationFailed)
 		return nil
 	}
 }

@@ -144,7 +144,7 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, clevercloud.Message(err)))
 				continue
 			}
-			s.event(corev1.EventTypeNormal, EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
+			s.event(corev1.EventTypeNormal, status.EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
 		}
 		out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID})
 		joining = append(joining, fmt.Sprintf("%s (%s)", id, ref))
@@ -163,7 +163,7 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 			out = append(out, m)
 			continue
 		}
-		s.event(corev1.EventTypeNormal, EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
+		s.event(corev1.EventTypeNormal, status.EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
 	}
 	s.set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
 	if r.NetworkGroupChanged != nil {

@@ -30,14 +30,6 @@ const (
 	AnnotationRebuildRequestedAt = kinds.Group + "/rebuild-requested-at"
 )
 
-// Events of the operator add-ons' actions (their condition, VersionUpdate, and its reasons
-// are in internal/status).
-const (
-	EventAddonRebooted  = "AddonRebooted"
-	EventAddonRebuilt   = "AddonRebuilt"
-	EventVersionUpdated = "VersionUpdated"
-)
-
 // operatorCredentials reads the v4 answer and the v2 env of an operator add-on. pending is
 // set while Clever Cloud has not served what the Secret needs yet (v4 answers 404 for an
 // add-on it is still creating). The v4 answer is kept in the pass for publish.
@@ -125,8 +117,8 @@ type operatorAction struct {
 }
 
 var operatorActionList = []operatorAction{
-	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, EventAddonRebooted, "reboot", func(a credentials.API) func(context.Context, string, string) error { return a.RebootOperator }},
-	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, EventAddonRebuilt, "rebuild", func(a credentials.API) func(context.Context, string, string) error { return a.RebuildOperator }},
+	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, status.EventAddonRebooted, "reboot", func(a credentials.API) func(context.Context, string, string) error { return a.RebootOperator }},
+	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, status.EventAddonRebuilt, "rebuild", func(a credentials.API) func(context.Context, string, string) error { return a.RebuildOperator }},
 }
 
 // requested is the annotation's value not acted on yet ("" when none).
@@ -219,7 +211,7 @@ func (r *Reconciler) operatorActions(ctx context.Context, s *pass, addon *clever
 		}
 		return s.failAPI("updating the add-on's version", err)
 	}
-	s.event(corev1.EventTypeNormal, EventVersionUpdated, fmt.Sprintf("Clever Cloud was asked to move add-on %s from version %s to %s", addon.ID, info.Version, want))
+	s.event(corev1.EventTypeNormal, status.EventVersionUpdated, fmt.Sprintf("Clever Cloud was asked to move add-on %s from version %s to %s", addon.ID, info.Version, want))
 	if updated != nil && updated.Version != "" {
 		info.Version = updated.Version
 	}

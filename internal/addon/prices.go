@@ -9,6 +9,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // What each resource costs (issue #18 §5).
@@ -76,6 +77,6 @@ func (r *Reconciler) migrationPriceEvent(ctx context.Context, s *pass, addon *cl
 		}
 		return id + " in " + region
 	}
-	s.event("Normal", EventMigrationPrice, fmt.Sprintf("Migrating add-on %s from %s (%s) to %s (%s)",
+	s.event("Normal", status.EventMigrationPrice, fmt.Sprintf("Migrating add-on %s from %s (%s) to %s (%s)",
 		addon.ID, name(addon.Plan.ID, addon.Region), unknown(before), name(planID, region), unknown(after)))
 }

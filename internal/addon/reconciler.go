@@ -40,21 +40,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
 
-// Event reasons (Normal when something changed, Warning with the condition reason on failures).
-const (
-	EventAddonCreated       = "AddonCreated"
-	EventAddonAdopted       = "AddonAdopted"
-	EventAddonDeleted       = "AddonDeleted"
-	EventAddonLeftBehind    = "AddonLeftBehind"
-	EventAddonMissing       = "AddonMissing"
-	EventCredentialsWritten = "CredentialsWritten"
-	EventCredentialsUpdated = "CredentialsUpdated"
-	EventSecretReadopted    = "SecretReadopted"
-	EventVariablesPushed    = "VariablesPushed"
-	EventNetworkGroupJoined = "NetworkGroupJoined"
-	EventNetworkGroupLeft   = "NetworkGroupLeft"
-)
-
 // Reconciler is the generic provisioning engine for one kind.
 type Reconciler struct {
 	Kind        *kinds.Kind
@@ -566,7 +551,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 		return nil, "", s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
 	if prev := kinds.StatusAddon.String(obj); prev != "" {
-		s.event(corev1.EventTypeWarning, EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
+		s.event(corev1.EventTypeWarning, status.EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
 	}
 	addon, err := api.CreateAddon(ctx, s.org, clevercloud.CreateOpts{
 		Name: r.Kind.AddonName(string(obj.GetUID())), Region: region, ProviderID: provider, Plan: plan, Options: options,
@@ -577,7 +562,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 		}
 		return nil, "", s.failAPI("creating the add-on", err)
 	}
-	s.event(corev1.EventTypeNormal, EventAddonCreated, fmt.Sprintf("Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID))
+	s.event(corev1.EventTypeNormal, status.EventAddonCreated, fmt.Sprintf("Created managed %s instance %s on Clever Cloud", r.Kind.Noun, addon.ID))
 	return addon, options.Version, nil
 }
 
@@ -773,7 +758,7 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 			return nil, false, err
 		}
 		if adopted {
-			s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Bound to existing add-on %s; it was not created by this resource", a.ID))
+			s.event(corev1.EventTypeNormal, status.EventAddonAdopted, fmt.Sprintf("Bound to existing add-on %s; it was not created by this resource", a.ID))
 		}
 		return a, adopted, nil
 	}
@@ -824,7 +809,7 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 		if list[i].AddonName() == name {
 			// Named after this resource's UID: this resource created it (a pass that crashed
 			// before recording it, or the Rust operator); not adopted.
-			s.event(corev1.EventTypeNormal, EventAddonAdopted, fmt.Sprintf("Found existing add-on %s named %s; using it", list[i].ID, name))
+			s.event(corev1.EventTypeNormal, status.EventAddonAdopted, fmt.Sprintf("Found existing add-on %s named %s; using it", list[i].ID, name))
 			return &list[i], false, nil
 		}
 	}
@@ -859,7 +844,7 @@ func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID s
 			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
 				return nil, "", err
 			}
-			s.event(corev1.EventTypeNormal, EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addonID))
+			s.event(corev1.EventTypeNormal, status.EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addonID))
 		}
 		return want, "", nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Rotation and rollout annotations.
@@ -35,14 +36,6 @@ const (
 	// PodTemplateHashPrefix prefixes the pod-template annotation the operator bumps, one per
 	// Secret: credentials.api.clever-cloud.com/<secret name> = <credentials hash>.
 	PodTemplateHashPrefix = "credentials." + kinds.Group + "/"
-)
-
-// Events of rotation and rollout.
-const (
-	EventCredentialsRotated = "CredentialsRotated"
-	EventRotationNotSupport = "RotationNotSupported"
-	EventRolloutTriggered   = "RolloutTriggered"
-	EventRolloutFailed      = "RolloutFailed"
 )
 
 // rolloutPoll is how often the engine looks whether the Helm side has rendered the new
@@ -89,11 +82,11 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 		}
 		restarted, err := r.restartWorkloads(ctx, obj, p.SecretName, hash)
 		if err != nil {
-			s.event(corev1.EventTypeWarning, EventRolloutFailed, fmt.Sprintf("Restarting the workloads that use Secret %s failed: %v", p.SecretName, err))
+			s.event(corev1.EventTypeWarning, status.EventRolloutFailed, fmt.Sprintf("Restarting the workloads that use Secret %s failed: %v", p.SecretName, err))
 			return err
 		}
 		if len(restarted) > 0 {
-			s.event(corev1.EventTypeNormal, EventRolloutTriggered, fmt.Sprintf("Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", ")))
+			s.event(corev1.EventTypeNormal, status.EventRolloutTriggered, fmt.Sprintf("Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", ")))
 		}
 	}
 	s.set(func(u *unstructured.Unstructured) { kinds.CredRolledOutHash.Set(u, hash) })
@@ -177,12 +170,12 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	case s.life.paused:
 		return nil // acted on once the resource is resumed
 	case r.Kind.Renew == nil:
-		s.event(corev1.EventTypeWarning, EventRotationNotSupport,
+		s.event(corev1.EventTypeWarning, status.EventRotationNotSupport,
 			fmt.Sprintf("Clever Cloud offers no way to regenerate the credentials of a %s add-on; nothing was changed (see docs/kinds.md)", r.Kind.GVK.Kind))
 		record()
 		return nil
 	case s.life.observeOnly:
-		s.event(corev1.EventTypeWarning, EventRotationNotSupport, "managementPolicy ObserveOnly: the operator does not rotate the add-on's credentials")
+		s.event(corev1.EventTypeWarning, status.EventRotationNotSupport, "managementPolicy ObserveOnly: the operator does not rotate the add-on's credentials")
 		record()
 		return nil
 	}
@@ -215,7 +208,7 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	if revoked != "" {
 		s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Set(u, revoked) })
 	}
-	s.event(corev1.EventTypeNormal, EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[kinds.AnnotationAddonID], req))
+	s.event(corev1.EventTypeNormal, status.EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[kinds.AnnotationAddonID], req))
 	record()
 	return r.provision(ctx, s)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/secrets"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // writeSource creates or updates the source Secret the Helm side renders from. It writes only
@@ -65,12 +66,12 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 			return err
 		}
 		if readopted {
-			s.event(corev1.EventTypeNormal, EventSecretReadopted, fmt.Sprintf("Took back Secret %s, written by the operator for a resource of this name (restored from a backup)", key.Name))
+			s.event(corev1.EventTypeNormal, status.EventSecretReadopted, fmt.Sprintf("Took back Secret %s, written by the operator for a resource of this name (restored from a backup)", key.Name))
 			if cur.Annotations[secrets.AnnotationCredentialsHash] == hash && secrets.DataHash(cur) == hash {
 				return nil
 			}
 		}
-		s.event(corev1.EventTypeNormal, EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, kinds.SecretName(obj)))
+		s.event(corev1.EventTypeNormal, status.EventCredentialsUpdated, fmt.Sprintf("Credentials of add-on %s changed; updating Secret %s", addonID, kinds.SecretName(obj)))
 		return nil
 	}
 	if err := r.Client.Create(ctx, sec); err != nil {
@@ -80,7 +81,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	// credentials are out: one event per new resource. One it bound or found by name says
 	// here where its credentials went.
 	if kinds.StatusAdopted.Bool(obj) {
-		s.event(corev1.EventTypeNormal, EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, kinds.SecretName(obj)))
+		s.event(corev1.EventTypeNormal, status.EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, kinds.SecretName(obj)))
 	}
 	return nil
 }

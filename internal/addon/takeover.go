@@ -26,9 +26,6 @@ import (
 // An add-on a resource bound without having created it (spec.addonId, an import) keeps the
 // name its owner gave it: the rule does not apply to it (docs/disaster-recovery.md).
 
-// EventAddonTakenOver is the Normal event of a restored resource renaming its add-on.
-const EventAddonTakenOver = "AddonTakenOver"
-
 // otherHolder returns the UID the add-on is named after when it is named after a resource of
 // this kind other than obj ("" otherwise).
 func (r *Reconciler) otherHolder(obj *unstructured.Unstructured, a *clevercloud.Addon) string {
@@ -72,7 +69,7 @@ func (r *Reconciler) takeBack(ctx context.Context, s *pass, a *clevercloud.Addon
 	if renamed == nil || renamed.ID == "" {
 		renamed = a
 	}
-	s.event(corev1.EventTypeNormal, EventAddonTakenOver, fmt.Sprintf(
+	s.event(corev1.EventTypeNormal, status.EventAddonTakenOver, fmt.Sprintf(
 		"Add-on %s was named after resource UID %s; renamed %s for this resource. A resource still holding it (another cluster running the same manifest) now reports %s and will not delete it",
 		a.ID, other, want, status.ReasonAddonManagedElsewhere))
 	return renamed, nil

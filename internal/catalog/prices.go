@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"golang.org/x/sync/singleflight"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // PriceAPI is what the price cache needs beyond API (*clevercloud.Client implements it). A
@@ -32,10 +32,6 @@ const (
 	PriceSourceOrganisation = "Organisation"
 	PriceSourceList         = "List"
 	PriceSourceCatalogue    = "Catalogue"
-
-	PriceReasonUsageBased  = "UsageBased"
-	PriceReasonNotListed   = "PlanNotListed"
-	PriceReasonUnavailable = "PriceUnavailable"
 
 	// DefaultPriceRefresh is how long a price system is used before it is read again.
 	DefaultPriceRefresh = 6 * time.Hour
@@ -156,12 +152,12 @@ func (c *PriceCache) Price(ctx context.Context, api credentials.API, plans *Plan
 	now := metav1.NewTime(c.now().UTC().Truncate(time.Second))
 	out.CheckedAt = &now
 	if kinds.UsageBilled(providerID) {
-		out.Reason, out.Message = PriceReasonUsageBased, "billed by use (storage and outbound traffic per GB), not by plan"
+		out.Reason, out.Message = status.ReasonPriceUsageBased, "billed by use (storage and outbound traffic per GB), not by plan"
 		return out
 	}
 	plan, ok := plans.Plan(ctx, api, credKey, owner, providerID, planID)
 	if !ok {
-		out.Reason, out.Message = PriceReasonNotListed, fmt.Sprintf("the catalogue of %s does not list plan %s (or could not be read)", owner, planID)
+		out.Reason, out.Message = status.ReasonPricePlanNotListed, fmt.Sprintf("the catalogue of %s does not list plan %s (or could not be read)", owner, planID)
 		return out
 	}
 	e := c.system(ctx, api, credKey, owner, zone)
@@ -180,7 +176,7 @@ func (c *PriceCache) Price(ctx context.Context, api credentials.API, plans *Plan
 		}
 		return out
 	}
-	out.Reason, out.Message = PriceReasonUnavailable, e.err.Error()
+	out.Reason, out.Message = status.ReasonPriceUnavailable, e.err.Error()
 	return out
 }
 
@@ -208,7 +204,7 @@ func (c *PriceCache) Due(obj *unstructured.Unstructured, planID, zone string) bo
 		return true
 	}
 	life := c.ttl()
-	if p.Reason == PriceReasonUnavailable || p.Reason == PriceReasonNotListed || (p.Source == PriceSourceCatalogue && p.Message != "") {
+	if p.Reason == status.ReasonPriceUnavailable || p.Reason == status.ReasonPricePlanNotListed || (p.Source == PriceSourceCatalogue && p.Message != "") {
 		life = c.retryAfter() // a stand-in or a failure: looked up again sooner
 	}
 	return p.Plan != planID || p.Zone != zone || c.now().Sub(p.CheckedAt.Time) >= life

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // pricesAPI answers the catalogue and the two price systems as told.
@@ -79,10 +80,10 @@ func TestPrice(t *testing.T) {
 		{name: "no price system of its own and the list fails: the catalogue's price", provider: "postgresql-addon", plan: "plan_xs", orgErr: notFound, listErr: down,
 			hourly: "0.02430556", per30: "17.50", cur: "EUR", src: PriceSourceCatalogue, inMessage: "503 unavailable", wantOrgCalls: 1, wantListCls: 1},
 		{name: "no price system answers and the catalogue says 0: no price, with the reason", provider: "postgresql-addon", plan: "plan_dev", orgErr: down,
-			reason: PriceReasonUnavailable, inMessage: "503 unavailable", wantOrgCalls: 1},
+			reason: status.ReasonPriceUnavailable, inMessage: "503 unavailable", wantOrgCalls: 1},
 		{name: "a plan the catalogue does not list", provider: "postgresql-addon", plan: "plan_gone",
-			reason: PriceReasonNotListed, inMessage: "plan_gone"},
-		{name: "Cellar is billed by use", provider: "cellar-addon", plan: "plan_cellar", reason: PriceReasonUsageBased},
+			reason: status.ReasonPricePlanNotListed, inMessage: "plan_gone"},
+		{name: "Cellar is billed by use", provider: "cellar-addon", plan: "plan_cellar", reason: status.ReasonPriceUsageBased},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			api := &pricesAPI{ps: catalogue, org: org, list: list, orgErr: c.orgErr, lstErr: c.listErr}

@@ -48,21 +48,6 @@ const Finalizer = kinds.Group + "/cellarbucket"
 // is deleted under deletionPolicy Delete.
 const AnnotationDeleteContents = kinds.Group + "/delete-bucket-contents"
 
-// Reasons (conditions and events).
-const (
-	ReasonAvailable       = "Available"
-	ReasonCellarNotFound  = "CellarNotFound"
-	ReasonCellarNotReady  = "CellarNotReady"
-	ReasonBucketNameTaken = "BucketNameTaken"
-	ReasonBucketNotEmpty  = "BucketNotEmpty"
-	ReasonS3Error         = "S3Error"
-
-	EventBucketCreated = "BucketCreated"
-	EventBucketDeleted = "BucketDeleted"
-	EventBucketKept    = "BucketKept"
-	EventBucketEmptied = "BucketEmptied"
-)
-
 // Secret keys.
 const (
 	KeyBucketName = "BUCKET_NAME"
@@ -171,26 +156,26 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		cellar.SetGroupVersionKind(cellarGVK)
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cellar); err != nil {
 			if apierrors.IsNotFound(err) {
-				return k, ReasonCellarNotFound, fmt.Sprintf("Cellar %s does not exist in namespace %s", name, ns), nil
+				return k, status.ReasonCellarNotFound, fmt.Sprintf("Cellar %s does not exist in namespace %s", name, ns), nil
 			}
 			return k, "", "", err
 		}
 		ready, _ := status.Find(status.Conditions(cellar), status.TypeReady)
 		if ready.Status != string(metav1.ConditionTrue) {
-			return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s is not Ready yet", name), nil
+			return k, status.ReasonCellarNotReady, fmt.Sprintf("Cellar %s is not Ready yet", name), nil
 		}
 		kind, _ := kinds.KindFor(cellarGVK)
 		src := &corev1.Secret{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: kind.SourceSecretName(name)}, src); err != nil {
 			if apierrors.IsNotFound(err) {
-				return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
+				return k, status.ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
 			}
 			return k, "", "", err
 		}
 		if !secrets.Verified(r.SignKey, src) {
 			// Edited in the namespace since the operator wrote it: the Cellar's pass writes
 			// it again (its change wakes this bucket).
-			return k, ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
+			return k, status.ReasonCellarNotReady, fmt.Sprintf("Cellar %s has not published its keys yet", name), nil
 		}
 		k = Keys{Host: string(src.Data[KeyHost]), KeyID: string(src.Data[KeyKeyID]), KeySecret: string(src.Data[KeyKeySecret])}
 	} else {
@@ -229,7 +214,7 @@ func (r *Reconciler) keys(ctx context.Context, obj *unstructured.Unstructured) (
 		}
 	}
 	if k.Host == "" || k.KeyID == "" || k.KeySecret == "" {
-		return k, ReasonCellarNotReady, "the Cellar add-on does not publish CELLAR_ADDON_HOST, CELLAR_ADDON_KEY_ID and CELLAR_ADDON_KEY_SECRET (is it a Cellar add-on?)", nil
+		return k, status.ReasonCellarNotReady, "the Cellar add-on does not publish CELLAR_ADDON_HOST, CELLAR_ADDON_KEY_ID and CELLAR_ADDON_KEY_SECRET (is it a Cellar add-on?)", nil
 	}
 	return k, "", "", nil
 }
@@ -257,32 +242,32 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	switch {
 	case err != nil:
 		return rep.Fail(obj, "reading the Cellar's keys", err)
-	case reason == ReasonCellarNotFound || reason == ReasonCellarNotReady:
+	case reason == status.ReasonCellarNotFound || reason == status.ReasonCellarNotReady:
 		return rep.Wait(obj, reason, msg, 5*time.Minute) // the Cellar's change wakes it sooner
 	case reason != "":
 		return rep.Refuse(obj, reason, msg)
 	}
 	s3, err := r.s3(k)
 	if err != nil {
-		return rep.Refuse(obj, ReasonS3Error, "Cellar endpoint "+k.Host+": "+err.Error())
+		return rep.Refuse(obj, status.ReasonS3Error, "Cellar endpoint "+k.Host+": "+err.Error())
 	}
 	bucket := BucketName(obj)
 	exists, err := s3.BucketExists(ctx, bucket)
 	switch {
 	case ErrorCode(err) == "AccessDenied" || ErrorStatus(err) == http.StatusForbidden:
-		return rep.Refuse(obj, ReasonBucketNameTaken, fmt.Sprintf("bucket %s belongs to another Cellar user (bucket names are shared by every user of the region); set spec.bucketName", bucket))
+		return rep.Refuse(obj, status.ReasonBucketNameTaken, fmt.Sprintf("bucket %s belongs to another Cellar user (bucket names are shared by every user of the region); set spec.bucketName", bucket))
 	case err != nil:
 		return r.s3Failed(obj, "reading bucket "+bucket, err)
 	case !exists:
 		if err := s3.MakeBucket(ctx, bucket); err != nil {
 			if code := ErrorCode(err); code == "BucketAlreadyExists" {
-				return rep.Refuse(obj, ReasonBucketNameTaken, fmt.Sprintf("bucket %s belongs to another Cellar user (bucket names are shared by every user of the region); set spec.bucketName", bucket))
+				return rep.Refuse(obj, status.ReasonBucketNameTaken, fmt.Sprintf("bucket %s belongs to another Cellar user (bucket names are shared by every user of the region); set spec.bucketName", bucket))
 			} else if code == "InvalidBucketName" {
 				return rep.Refuse(obj, status.ReasonInvalidSpec, fmt.Sprintf("Cellar refused the bucket name %s: %v", bucket, err))
 			}
 			return r.s3Failed(obj, "creating bucket "+bucket, err)
 		}
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketCreated, fmt.Sprintf("Created bucket %s on %s", bucket, k.Host))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventBucketCreated, fmt.Sprintf("Created bucket %s on %s", bucket, k.Host))
 	}
 	_ = unstructured.SetNestedField(obj.Object, bucket, "status", "bucketName")
 	_ = unstructured.SetNestedField(obj.Object, k.Host, "status", "host")
@@ -332,12 +317,12 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 		return ctrl.Result{}, err
 	}
 	_ = unstructured.SetNestedField(obj.Object, secretName, "status", "secretName")
-	rep.Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("bucket %s exists on %s; its name, host and keys are in Secret %s", bucket, k.Host, secretName), false)
+	rep.Ready(obj, metav1.ConditionTrue, status.ReasonAvailable, fmt.Sprintf("bucket %s exists on %s; its name, host and keys are in Secret %s", bucket, k.Host, secretName), false)
 	return ctrl.Result{RequeueAfter: queue.Jitter(r.ResyncPeriod)}, nil
 }
 
 func (r *Reconciler) s3Failed(obj *unstructured.Unstructured, what string, err error) (ctrl.Result, error) {
-	return r.report().FailWith(obj, ReasonS3Error, what+": "+err.Error())
+	return r.report().FailWith(obj, status.ReasonS3Error, what+": "+err.Error())
 }
 
 // Policy is the policy document a resource asks for ("" none): public read of the bucket's
@@ -418,23 +403,23 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	case bucket == "":
 		return r.release(ctx, obj) // never made
 	case policy == "Orphan" || obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true":
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketKept, fmt.Sprintf("Bucket %s is kept in Cellar (deletion policy Orphan)", bucket))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventBucketKept, fmt.Sprintf("Bucket %s is kept in Cellar (deletion policy Orphan)", bucket))
 		return r.release(ctx, obj)
 	}
 	k, reason, msg, err := r.keys(ctx, obj)
 	switch {
 	case err != nil:
 		return rep.Fail(obj, "reading the Cellar's keys", err)
-	case reason == ReasonCellarNotFound || reason == status.ReasonAddonNotFound:
+	case reason == status.ReasonCellarNotFound || reason == status.ReasonAddonNotFound:
 		// The Cellar went first: its buckets went with its add-on.
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketDeleted, fmt.Sprintf("Bucket %s went with its Cellar (%s)", bucket, msg))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventBucketDeleted, fmt.Sprintf("Bucket %s went with its Cellar (%s)", bucket, msg))
 		return r.release(ctx, obj)
 	case reason != "":
 		return rep.Wait(obj, reason, msg+fmt.Sprintf("; the resource is kept (finalizer) until the bucket can be dealt with (to release it, annotate it %s=true)", kinds.AnnotationSkipDeprovision), time.Minute)
 	}
 	s3, err := r.s3(k)
 	if err != nil {
-		return rep.Refuse(obj, ReasonS3Error, "Cellar endpoint "+k.Host+": "+err.Error())
+		return rep.Refuse(obj, status.ReasonS3Error, "Cellar endpoint "+k.Host+": "+err.Error())
 	}
 	if exists, err := s3.BucketExists(ctx, bucket); err != nil {
 		return r.s3Failed(obj, "reading bucket "+bucket, err)
@@ -448,22 +433,22 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	if full {
 		switch {
 		case policy != "Delete":
-			r.Recorder.Event(obj, corev1.EventTypeWarning, EventBucketKept, fmt.Sprintf("Bucket %s holds objects: it is kept in Cellar (set spec.deletionPolicy: Delete to delete it with its resource)", bucket))
+			r.Recorder.Event(obj, corev1.EventTypeWarning, status.EventBucketKept, fmt.Sprintf("Bucket %s holds objects: it is kept in Cellar (set spec.deletionPolicy: Delete to delete it with its resource)", bucket))
 			return r.release(ctx, obj)
 		case obj.GetAnnotations()[AnnotationDeleteContents] != "true":
-			return rep.Wait(obj, ReasonBucketNotEmpty, fmt.Sprintf("bucket %s holds objects and deletionPolicy is Delete: the resource stays until the bucket is emptied, or until it is annotated %s=true to delete its objects (or %s=true to keep the bucket)", bucket, AnnotationDeleteContents, kinds.AnnotationSkipDeprovision), time.Minute)
+			return rep.Wait(obj, status.ReasonBucketNotEmpty, fmt.Sprintf("bucket %s holds objects and deletionPolicy is Delete: the resource stays until the bucket is emptied, or until it is annotated %s=true to delete its objects (or %s=true to keep the bucket)", bucket, AnnotationDeleteContents, kinds.AnnotationSkipDeprovision), time.Minute)
 		}
 		if err := s3.Empty(ctx, bucket); err != nil {
 			return r.s3Failed(obj, "deleting the objects of bucket "+bucket, err)
 		}
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketEmptied, fmt.Sprintf("Deleted the objects of bucket %s (annotation %s)", bucket, AnnotationDeleteContents))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventBucketEmptied, fmt.Sprintf("Deleted the objects of bucket %s (annotation %s)", bucket, AnnotationDeleteContents))
 	}
 	if err := s3.RemoveBucket(ctx, bucket); err != nil {
 		if ErrorCode(err) == "BucketNotEmpty" {
-			return rep.Wait(obj, ReasonBucketNotEmpty, fmt.Sprintf("bucket %s is not empty yet", bucket), 10*time.Second)
+			return rep.Wait(obj, status.ReasonBucketNotEmpty, fmt.Sprintf("bucket %s is not empty yet", bucket), 10*time.Second)
 		}
 		return r.s3Failed(obj, "deleting bucket "+bucket, err)
 	}
-	r.Recorder.Event(obj, corev1.EventTypeNormal, EventBucketDeleted, fmt.Sprintf("Deleted bucket %s", bucket))
+	r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventBucketDeleted, fmt.Sprintf("Deleted bucket %s", bucket))
 	return r.release(ctx, obj)
 }

@@ -40,14 +40,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// Reasons of a credentials object's Ready condition.
-const (
-	// ReasonAuthenticated: GET /v2/self answered with these credentials.
-	ReasonAuthenticated = "Authenticated"
-	// ReasonCheckFailed: Clever Cloud could not be asked (unavailable, throttled); retried.
-	ReasonCheckFailed = "CheckFailed"
-)
-
 // DefaultCheckPeriod is how often a credentials object is checked again.
 const DefaultCheckPeriod = 10 * time.Minute
 
@@ -150,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.setNotReady(st, ref.Reason, ref.Message, obj.GetGeneration(), now)
 			st.User, st.Organisations = nil, nil
 		} else {
-			r.setNotReady(st, ReasonCheckFailed, "reading the credentials' Secret failed: "+err.Error(), obj.GetGeneration(), now)
+			r.setNotReady(st, status.ReasonCheckFailed, "reading the credentials' Secret failed: "+err.Error(), obj.GetGeneration(), now)
 			retry = err
 		}
 	} else {
@@ -210,7 +202,7 @@ func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, circuitKey
 				st.Organisations = append(st.Organisations, v1alpha1.ReachableOrganisation{ID: o.ID, Name: o.Name})
 			}
 			sort.Slice(st.Organisations, func(i, j int) bool { return st.Organisations[i].ID < st.Organisations[j].ID })
-			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionTrue, Reason: ReasonAuthenticated,
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionTrue, Reason: status.ReasonAuthenticated,
 				Message: fmt.Sprintf("authenticated as %s; %d organisations reachable", self.ID, len(orgs)), ObservedGeneration: gen, LastTransitionTime: now})
 			return ctrl.Result{}, nil
 		}
@@ -222,7 +214,7 @@ func (r *Reconciler) check(ctx context.Context, cfg config.APIConfig, circuitKey
 		return ctrl.Result{}, nil
 	}
 	// Unavailable, throttled or a wrong endpoint: keep what was known, retry with backoff.
-	r.setNotReady(st, ReasonCheckFailed, "asking Clever Cloud who these credentials are failed: "+err.Error(), gen, now)
+	r.setNotReady(st, status.ReasonCheckFailed, "asking Clever Cloud who these credentials are failed: "+err.Error(), gen, now)
 	return ctrl.Result{RequeueAfter: time.Minute}, nil
 }
 

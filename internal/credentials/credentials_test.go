@@ -76,7 +76,7 @@ func TestCheckWritesWhoTheCredentialsAre(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := meta.FindStatusCondition(got.Status.Conditions, status.TypeReady)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonAuthenticated {
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != status.ReasonAuthenticated {
 		t.Fatalf("Ready = %+v", c)
 	}
 	if got.Status.User == nil || got.Status.User.ID != "user_1" || len(got.Status.Organisations) != 3 || got.Status.Organisations[0].ID != "orga_a" {

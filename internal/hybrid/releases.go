@@ -32,6 +32,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/intern"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // LabelRelease marks the Helm release Secrets the operator writes, for its index of them.
@@ -206,15 +207,11 @@ func (x *ReleaseIndex) StorageDriver(ctx context.Context, obj client.Object, _ *
 	h := newInstallHold(&indexedSecrets{SecretInterface: sc, ns: ns, x: x}, ns, logr.FromContextOrDiscard(ctx))
 	if x.recorder != nil {
 		h.refused = func(err error) {
-			x.recorder.Event(obj, corev1.EventTypeWarning, ReasonRecordRefused, err.Error())
+			x.recorder.Event(obj, corev1.EventTypeWarning, status.ReasonReleaseRecordRefused, err.Error())
 		}
 	}
 	return h, nil
 }
-
-// ReasonRecordRefused is the reason of the Warning event recorded on a resource when one of
-// its release records is refused (ForgedRecordError).
-const ReasonRecordRefused = "ReleaseRecordRefused"
 
 // newInstallHold is the release storage over impl, the Secrets of namespace ns: Helm's
 // Secrets driver, with the install hold and the record writing below in front of it.

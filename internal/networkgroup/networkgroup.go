@@ -37,17 +37,6 @@ import (
 // Finalizer keeps a NetworkGroup until its group is deleted at Clever Cloud.
 const Finalizer = kinds.Group + "/networkgroup"
 
-// Condition reasons and event reasons of a NetworkGroup.
-const (
-	ReasonCreating  = "Creating"
-	ReasonAvailable = "Available"
-	ReasonMissing   = "NetworkGroupMissing"
-
-	EventCreated = "NetworkGroupCreated"
-	EventDeleted = "NetworkGroupDeleted"
-	EventKept    = "NetworkGroupOrphaned"
-)
-
 // API is the Clever Cloud calls a NetworkGroup needs (*clevercloud.Client implements it).
 type API interface {
 	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
@@ -167,15 +156,15 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 		// Recorded first: the POST carries it, and every later pass looks it up.
 		id = r.newID()
 		_ = unstructured.SetNestedField(obj.Object, id, "status", "id")
-		r.report().Ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("creating Network Group %s in organisation %s", id, org), false)
+		r.report().Ready(obj, metav1.ConditionFalse, status.ReasonCreating, fmt.Sprintf("creating Network Group %s in organisation %s", id, org), false)
 		return ctrl.Result{Requeue: true}, nil
 	}
 	ng, err := api.GetNetworkGroup(ctx, org, id)
 	switch {
 	case clevercloud.IsNotFound(err):
 		prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
-		if prev.Reason == ReasonAvailable {
-			r.Recorder.Event(obj, corev1.EventTypeWarning, ReasonMissing, fmt.Sprintf("Network Group %s was deleted outside the operator; creating it again", id))
+		if prev.Reason == status.ReasonAvailable {
+			r.Recorder.Event(obj, corev1.EventTypeWarning, status.ReasonNetworkGroupMissing, fmt.Sprintf("Network Group %s was deleted outside the operator; creating it again", id))
 		}
 		err := api.CreateNetworkGroup(ctx, clevercloud.NewNetworkGroup{ID: id, OwnerID: org, Label: label(obj),
 			Description: standalone.Str(obj, "spec", "description"), Tags: tags(obj)})
@@ -185,14 +174,14 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 			}
 			return r.report().Fail(obj, "creating Network Group "+id, err)
 		}
-		r.report().Ready(obj, metav1.ConditionFalse, ReasonCreating, fmt.Sprintf("Clever Cloud is creating Network Group %s in organisation %s", id, org), false)
+		r.report().Ready(obj, metav1.ConditionFalse, status.ReasonCreating, fmt.Sprintf("Clever Cloud is creating Network Group %s in organisation %s", id, org), false)
 		return ctrl.Result{RequeueAfter: r.creatingBackoff(obj)}, nil
 	case err != nil:
 		return r.report().Fail(obj, "reading Network Group "+id, err)
 	}
 	prev, _ := status.Find(status.Conditions(obj), status.TypeReady)
-	if prev.Reason == ReasonCreating {
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventCreated, fmt.Sprintf("Created Network Group %s (%s) in organisation %s", id, ng.Label, org))
+	if prev.Reason == status.ReasonCreating {
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventNetworkGroupCreated, fmt.Sprintf("Created Network Group %s (%s) in organisation %s", id, ng.Label, org))
 	}
 	members := make([]any, 0, len(ng.Members))
 	for _, m := range ng.Members {
@@ -218,7 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, obj *unstructured.Unstructur
 	} else {
 		unstructured.RemoveNestedField(obj.Object, "status", "peers")
 	}
-	r.report().Ready(obj, metav1.ConditionTrue, ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
+	r.report().Ready(obj, metav1.ConditionTrue, status.ReasonAvailable, fmt.Sprintf("Network Group %s exists in organisation %s with %d member(s)", id, org, len(ng.Members)), false)
 	return ctrl.Result{RequeueAfter: queue.Jitter(r.ResyncPeriod)}, nil
 }
 
@@ -247,9 +236,9 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	switch {
 	case id == "":
 	case standalone.Str(obj, "spec", "deletionPolicy") == "Orphan":
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Deletion policy Orphan: Network Group %s in organisation %s is kept at Clever Cloud", id, org))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventNetworkGroupOrphaned, fmt.Sprintf("Deletion policy Orphan: Network Group %s in organisation %s is kept at Clever Cloud", id, org))
 	case obj.GetAnnotations()[kinds.AnnotationSkipDeprovision] == "true":
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventKept, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", kinds.AnnotationSkipDeprovision, id, org))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventNetworkGroupOrphaned, fmt.Sprintf("Annotation %s: Network Group %s in organisation %s is kept at Clever Cloud", kinds.AnnotationSkipDeprovision, id, org))
 	default:
 		api, reason, msg, err := r.connect(ctx, obj, org)
 		if err != nil {
@@ -261,7 +250,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		if err := api.DeleteNetworkGroup(ctx, org, id); err != nil && !clevercloud.IsNotFound(err) {
 			return r.report().Fail(obj, "deleting Network Group "+id, err)
 		}
-		r.Recorder.Event(obj, corev1.EventTypeNormal, EventDeleted, fmt.Sprintf("Deleted Network Group %s in organisation %s", id, org))
+		r.Recorder.Event(obj, corev1.EventTypeNormal, status.EventNetworkGroupDeleted, fmt.Sprintf("Deleted Network Group %s in organisation %s", id, org))
 	}
 	return standalone.Release(ctx, r.Client, obj, Finalizer)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Credentials expiry (issue 13): Clever Cloud's API tokens (bearer, from the console or
@@ -29,9 +30,7 @@ const (
 	DefaultCredentialsExpiryWarning = 7 * 24 * time.Hour
 	// MetricCredentialsExpiry is the expiry, as a Unix timestamp, per credentials source.
 	MetricCredentialsExpiry = "clever_operator_credentials_expiry_timestamp_seconds"
-	// ReasonCredentialsExpiring and ReasonCredentialsExpired are the Warning events' reasons.
-	ReasonCredentialsExpiring = "CredentialsExpiring"
-	ReasonCredentialsExpired  = "CredentialsExpired"
+	// status.ReasonCredentialsExpiring and status.ReasonCredentialsExpired are the Warning events' reasons.
 	// SourceOperator is the metric's source label for the operator's own credentials;
 	// a namespace's override Secret is "secret:<namespace>/<name>".
 	SourceOperator = "operator"
@@ -151,9 +150,9 @@ func (w *expiryWatcher) check(ctx context.Context) {
 			return
 		}
 		w.warned[key] = now
-		reason, msg := ReasonCredentialsExpiring, fmt.Sprintf("%s expire at %s (in %s, from %s); renew them before then", what, exp.UTC().Format(time.RFC3339), left.Round(time.Hour), from)
+		reason, msg := status.ReasonCredentialsExpiring, fmt.Sprintf("%s expire at %s (in %s, from %s); renew them before then", what, exp.UTC().Format(time.RFC3339), left.Round(time.Hour), from)
 		if left <= 0 {
-			reason, msg = ReasonCredentialsExpired, fmt.Sprintf("%s expired at %s (from %s); Clever Cloud refuses them: renew them", what, exp.UTC().Format(time.RFC3339), from)
+			reason, msg = status.ReasonCredentialsExpired, fmt.Sprintf("%s expired at %s (from %s); Clever Cloud refuses them: renew them", what, exp.UTC().Format(time.RFC3339), from)
 		}
 		w.log.Info("Clever Cloud credentials expiring", "source", source, "reason", reason, "expiry", exp.UTC().Format(time.RFC3339))
 		if obj != nil && w.recorder != nil {

@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -34,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"

@@ -2,10 +2,10 @@ package monitoring
 
 import (
 	"context"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/hybrid"
+	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
 
@@ -146,7 +146,7 @@ var _ = Describe("a tenant (team-b) forging its Helm release record", func() {
 		})
 		Eventually(helmRefusal(db, record)).Should(ContainSubstring("Delete that record Secret"), "the resource reports the refused record")
 		Eventually(func() string { return kube.ConditionMessage(suite.Get(db), "Ready") }).Should(ContainSubstring(record), "Ready names the record")
-		Eventually(func() []string { return suite.Warnings(w.teamB, db.GetName()) }).Should(ContainElement(hybrid.ReasonRecordRefused))
+		Eventually(func() []string { return suite.Warnings(w.teamB, db.GetName()) }).Should(ContainElement(status.ReasonReleaseRecordRefused))
 		GinkgoWriter.Printf("refused: %s\n", helmRefusal(db, record)())
 		Consistently(helmRefusal(db, record), 3*time.Second).ShouldNot(BeEmpty(), "still refused")
 		expectVictimsIntact("upgrade")

@@ -247,7 +247,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		asTenant(asB, empty)
 		asTenant(asB, byName)
 		expectRefused(empty, status.ReasonBindingNotAllowed)
-		Eventually(suite.ReadyOf(byName)).Should(Equal("False/" + cellarbucket.ReasonCellarNotFound))
+		Eventually(suite.ReadyOf(byName)).Should(Equal("False/" + status.ReasonCellarNotFound))
 		deleteAs(asB, empty, byName)
 
 		Expect(s3.BucketExists(bucketA)).To(BeTrue(), "team-a's bucket exists")
