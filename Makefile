@@ -137,7 +137,7 @@ verify-alerts: promtool helm-docs ## Check the alert rules with promtool and run
 # The packages whose tests start nothing: no kube-apiserver, no helm, no kustomize, no bin/ tool
 # (the operator's packages, the root package, hack/ and the test/ packages that read files or
 # test helpers). Every other test/ package is an envtest or whole-cluster suite.
-UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./test/bench ./test/crdsizes ./test/image ./test/kube
+UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./test/bench ./test/crdsizes ./test/image ./test/kube/...
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane nor tool from bin/ (under a minute on 2 cores).
@@ -147,7 +147,7 @@ test-unit: ## Run the tests that need no control plane nor tool from bin/ (under
 test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v -x $(CLUSTER_SUITES:./%=-e $(MODULE)/%)) -count=1 -timeout 30m $(GINKGO_FLAGS)
 
-# The suites on a whole cluster (test/kube.StartCluster: controller-manager, scheduler, KWOK;
+# The suites on a whole cluster (test/kube/cluster.Start: controller-manager, scheduler, KWOK;
 # OLM from the catalog): make deploy, the chart, OLM installs and upgrades, namespace deletion,
 # garbage collection (docs/testing.md).
 MODULE = github.com/clever-operator/clever-operator
@@ -330,7 +330,7 @@ $(ETCD):
 	hack/build-tool.sh hack/tools/etcd $@ .
 K8S_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(ENVTEST_K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
 
-# The rest of a cluster for test/kube.StartCluster (whole-cluster suites such as test/cluster):
+# The rest of a cluster for test/kube/cluster.Start (whole-cluster suites such as test/cluster):
 # kube-controller-manager and kube-scheduler of the same Kubernetes version, and KWOK
 # (bin/kwok links to the pinned one).
 .PHONY: cluster-bins
@@ -348,7 +348,7 @@ $(KWOK):
 		{ echo "hack/tools/kwok/go.mod does not require sigs.k8s.io/kwok $(KWOK_VERSION)"; exit 1; }
 	hack/build-tool.sh hack/tools/kwok $@ sigs.k8s.io/kwok/cmd/kwok
 
-# OLM v0 for test/kube.StartOLM: its two operators (build tag json1, as OLM's own Makefile),
+# OLM v0 for test/kube/cluster.StartOLM: its two operators (build tag json1, as OLM's own Makefile),
 # its CRDs copied from the same module's deploy/chart/crds, and opm (OLM's bundle unpack stand-in
 # runs it); bin/olm, bin/catalog, bin/olm-crds and bin/opm link to the pinned ones.
 .PHONY: olm-bins

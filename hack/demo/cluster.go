@@ -15,31 +15,32 @@ import (
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 // installThroughOLM is the --cluster demo's install: a whole cluster (kube-controller-manager,
 // kube-scheduler and KWOK beside kube-apiserver and etcd), OLM v0, our catalog/ served by
 // `opm serve`, and a Subscription as OperatorHub makes one; then the operator standing in for
-// the Pod of the Deployment OLM created (kube.Cluster.RunPod: the Pod's args and env, a token
+// the Pod of the Deployment OLM created (cluster.Cluster.RunPod: the Pod's args and env, a token
 // of the ServiceAccount OLM made). It returns the admin client, the cluster, the operator
 // process's log, and a function that stops everything.
-func installThroughOLM(ctx context.Context, assets string, fake fakeapi.Credential, endpoint, s3URL string) (client.Client, *kube.Cluster, string, func(), error) {
+func installThroughOLM(ctx context.Context, assets string, fake fakeapi.Credential, endpoint, s3URL string) (client.Client, *cluster.Cluster, string, func(), error) {
 	var stops []func()
 	stopAll := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
 	}
-	fail := func(err error) (client.Client, *kube.Cluster, string, func(), error) {
+	fail := func(err error) (client.Client, *cluster.Cluster, string, func(), error) {
 		stopAll()
 		return nil, nil, "", nil, err
 	}
-	pkg, err := kube.ReadCatalog("catalog")
+	pkg, err := cluster.ReadCatalog("catalog")
 	if err != nil {
 		return fail(err)
 	}
 	step("starting a whole cluster: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, KWOK (one Node)")
-	c, err := kube.StartCluster(kube.ClusterOptions{Assets: assets})
+	c, err := cluster.Start(cluster.Options{Assets: assets})
 	if err != nil {
 		return fail(err)
 	}
@@ -50,18 +51,18 @@ func installThroughOLM(ctx context.Context, assets string, fake fakeapi.Credenti
 	}
 
 	step("starting OLM v0 (olm and catalog operators) and serving catalog/ with opm serve")
-	olm, err := kube.StartOLM(ctx, c.KubeconfigPath, kube.OLMOptions{LogDir: c.WorkDir, Bundles: map[string]string{pkg.BundleImage: "bundle"}})
+	olm, err := cluster.StartOLM(ctx, c.KubeconfigPath, cluster.OLMOptions{LogDir: c.WorkDir, Bundles: map[string]string{pkg.BundleImage: "bundle"}})
 	if err != nil {
 		return fail(err)
 	}
 	stops = append(stops, olm.Stop)
-	addr, stopCatalog, err := kube.ServeCatalog(filepath.Join("bin", "opm"), "catalog", filepath.Join(c.WorkDir, "opm-serve.log"))
+	addr, stopCatalog, err := cluster.ServeCatalog(filepath.Join("bin", "opm"), "catalog", filepath.Join(c.WorkDir, "opm-serve.log"))
 	if err != nil {
 		return fail(err)
 	}
 	stops = append(stops, stopCatalog)
 	const source = "clever-operator-catalog"
-	if _, err := kube.CreateGRPCCatalogSource(ctx, k8s, olm.Namespace, source, addr); err != nil {
+	if _, err := cluster.CreateGRPCCatalogSource(ctx, k8s, olm.Namespace, source, addr); err != nil {
 		return fail(err)
 	}
 
@@ -73,10 +74,10 @@ func installThroughOLM(ctx context.Context, assets string, fake fakeapi.Credenti
 	}
 	step(fmt.Sprintf("subscribing to %s (channel %s) from the catalog, for all namespaces", pkg.Package, pkg.Channel))
 	start := time.Now()
-	if err := kube.SubscribeAllNamespaces(ctx, olm, source, pkg, 5*time.Minute); err != nil {
-		return fail(fmt.Errorf("the CSV %s did not succeed (phase %q): %w; OLM's logs in %s", pkg.CSV, kube.CSVPhase(ctx, k8s, ns, pkg.CSV), err, olm.LogDir))
+	if err := cluster.SubscribeAllNamespaces(ctx, olm, source, pkg, 5*time.Minute); err != nil {
+		return fail(fmt.Errorf("the CSV %s did not succeed (phase %q): %w; OLM's logs in %s", pkg.CSV, cluster.CSVPhase(ctx, k8s, ns, pkg.CSV), err, olm.LogDir))
 	}
-	fmt.Printf("    CSV %s: %s after %s\n", pkg.CSV, kube.CSVPhase(ctx, k8s, ns, pkg.CSV), time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("    CSV %s: %s after %s\n", pkg.CSV, cluster.CSVPhase(ctx, k8s, ns, pkg.CSV), time.Since(start).Round(100*time.Millisecond))
 
 	var pod *corev1.Pod
 	deadline := time.Now().Add(2 * time.Minute)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/proc"
 )
 
 // memSampler reads the operator's memory every interval while a phase runs: the kernel keeps
@@ -112,7 +113,7 @@ type LimitedRun struct {
 	ReadySeconds float64 `json:"readySeconds"`
 	Error        string  `json:"error,omitempty"`
 	Footprint
-	Cgroup kube.CgroupStats `json:"cgroup"`
+	Cgroup proc.CgroupStats `json:"cgroup"`
 }
 
 // rustChartLimit is the Rust operator chart's memory request and limit, "64M".
@@ -130,7 +131,7 @@ func (b *bench) p5small(ctx context.Context) error {
 		fp.PeakRSSMiB, fp.PeakAnonMiB, fp.PeakFileMiB, fp.RSSMiB, fp.AnonMiB, fp.MajorFaultsToReady, fp.IdleMajorFaults, fp.IdleCPUSeconds)
 
 	step(fmt.Sprintf("P5 small: again in a memory cgroup limited to %d bytes (the Rust chart's 64M)", int64(rustChartLimit)))
-	cg, err := kube.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
+	cg, err := proc.NewMemoryCgroup(fmt.Sprintf("clever-operator-bench-%d", os.Getpid()), rustChartLimit)
 	if err != nil {
 		r.LimitedError = err.Error()
 		fmt.Printf("    no memory cgroup: %v\n", err)

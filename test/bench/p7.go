@@ -20,6 +20,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/proc"
 )
 
 // P7 is the realistic profile (issue #17): a fake with network latency and a provisioning
@@ -159,7 +160,7 @@ func (b *bench) p7(ctx context.Context) error {
 		return err
 	}
 	defer w.Stop()
-	pids := kube.ChildPIDs("kube-apiserver", "etcd")
+	pids := proc.ChildPIDs("kube-apiserver", "etcd")
 	pids["operator"], pids["bench"] = b.op.PID(), os.Getpid()
 	cpu := sampleCPU(pids, 250*time.Millisecond)
 	defer cpu.stop()
@@ -347,11 +348,11 @@ func (s *cpuSampler) take() {
 		if pid == 0 {
 			continue
 		}
-		if d, err := kube.ProcessCPUTime(pid); err == nil {
+		if d, err := proc.ProcessCPUTime(pid); err == nil {
 			c.procs[name] = d
 		}
 	}
-	c.busy, c.total, _ = kube.MachineCPU()
+	c.busy, c.total, _ = proc.MachineCPU()
 	s.mu.Lock()
 	s.samples = append(s.samples, c)
 	s.mu.Unlock()

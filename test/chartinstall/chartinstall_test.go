@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 const release = "clever-operator"
@@ -35,7 +35,7 @@ var deployedAsWritten bool
 
 func makeTarget(target string) string {
 	GinkgoHelper()
-	args := []string{target, "KUBECTL=" + kube.Kubectl()}
+	args := []string{target, "KUBECTL=" + cluster.Kubectl()}
 	asWritten := target == "deploy" && !deployedAsWritten
 	if !asWritten {
 		args = append([]string{"-o", "manifests"}, args...)
@@ -58,7 +58,7 @@ func fewKinds(ns string) []*unstructured.Unstructured {
 }
 
 // operator is the process standing in for the current install's Pod.
-var operator *kube.ClusterProcess
+var operator *cluster.Process
 
 var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, func() {
 	ctx := context.Background()
@@ -75,7 +75,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		createCredentials()
 		out := helmInstall()
 		Expect(out).To(ContainSubstring("nothing is deleted at Clever Cloud"), "NOTES say what helm uninstall leaves")
-		kube.AvailablePod(k8s, systemNamespace, chart.deployment)
+		cluster.AvailablePod(k8s, systemNamespace, chart.deployment)
 		available := since(start)
 		operator = startOperator(chart, "chart-operator")
 		up := since(start)
@@ -108,7 +108,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 	// nothing is deleted at Clever Cloud; one namespace is deleted and waits for the operator;
 	// reinstalled, it finishes (its add-ons deleted once) and the other namespace's resource is
 	// Ready on its add-on with no new add-on.
-	uninstallWithResources := func(in install, uninstall func() string, afterUninstall func(), reinstall func() *kube.ClusterProcess) {
+	uninstallWithResources := func(in install, uninstall func() string, afterUninstall func(), reinstall func() *cluster.Process) {
 		GinkgoHelper()
 		ns, kept := suite.NewNamespace(), suite.NewNamespace()
 		org, keptOrg := suite.OrgOf(ns), suite.OrgOf(kept)
@@ -141,7 +141,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		for _, u := range objs {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: u.GetName() + "-secrets"}, &corev1.Secret{})).To(Succeed(), "%s keeps its Secret", u.GetKind())
 		}
-		getOut := run(kube.Kubectl(), "get", "postgresql,redis,mysql", "-n", ns)
+		getOut := run(cluster.Kubectl(), "get", "postgresql,redis,mysql", "-n", ns)
 
 		// The namespace deleted without the operator waits on the resources' finalizers.
 		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -183,10 +183,10 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 			func() {
 				Expect(namespacePhase(systemNamespace)()).To(Equal("Active"), "helm uninstall leaves the release namespace (and the credentials Secret) in place")
 			},
-			func() *kube.ClusterProcess {
+			func() *cluster.Process {
 				reinstallOffset = auditOffset()
 				helmInstall()
-				kube.AvailablePod(k8s, systemNamespace, chart.deployment)
+				cluster.AvailablePod(k8s, systemNamespace, chart.deployment)
 				return startOperator(chart, "chart-operator-2")
 			})
 		Expect(denials(chart, reinstallOffset)).To(BeEmpty())
@@ -214,7 +214,7 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		start := time.Now()
 		makeTarget("deploy")
 		createCredentials()
-		kube.AvailablePod(k8s, systemNamespace, deploy.deployment)
+		cluster.AvailablePod(k8s, systemNamespace, deploy.deployment)
 		operator = startOperator(deploy, "deploy-operator")
 		AddReportEntry("make deploy timings", fmt.Sprintf("Deployment Available and operator started in %s", since(start)))
 	})
@@ -226,11 +226,11 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 			func() {
 				Eventually(namespacePhase(systemNamespace), 60*time.Second, time.Second).Should(Equal("gone"), "make undeploy deletes the operator's namespace; it does not stay Terminating")
 			},
-			func() *kube.ClusterProcess {
+			func() *cluster.Process {
 				reinstallOffset = auditOffset()
 				makeTarget("deploy")
 				createCredentials()
-				kube.AvailablePod(k8s, systemNamespace, deploy.deployment)
+				cluster.AvailablePod(k8s, systemNamespace, deploy.deployment)
 				return startOperator(deploy, "deploy-operator-2")
 			})
 		Expect(denials(deploy, reinstallOffset)).To(BeEmpty())
@@ -251,6 +251,6 @@ var _ = Describe("the Helm chart and make deploy on a whole cluster", Ordered, f
 		AddReportEntry("make uninstall with 3 resources", since(start).String())
 		makeTarget("undeploy")
 		Eventually(operator.Done(), 30*time.Second).Should(BeClosed())
-		Expect(strings.TrimSpace(run(kube.Kubectl(), "get", "namespaces", "--no-headers", "-o", "custom-columns=:metadata.name,:status.phase"))).NotTo(ContainSubstring("Terminating"))
+		Expect(strings.TrimSpace(run(cluster.Kubectl(), "get", "namespaces", "--no-headers", "-o", "custom-columns=:metadata.name,:status.phase"))).NotTo(ContainSubstring("Terminating"))
 	})
 })

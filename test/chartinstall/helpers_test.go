@@ -14,11 +14,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 // everyKind is one resource of every kind in ns, in its organisation.
 func everyKind(ns string) []*unstructured.Unstructured {
-	return kube.EveryKind(ns, suite.OrgOf(ns))
+	return cluster.EveryKind(ns, suite.OrgOf(ns))
 }
 
 // createAll creates the resources. Right after an install the credentials policy refuses

@@ -1,5 +1,5 @@
 // Package chartinstall_test installs the operator the two ways a platform engineer installs it
-// without OLM, on a whole cluster (test/kube.StartCluster: kube-apiserver, etcd,
+// without OLM, on a whole cluster (test/kube/cluster.Start: kube-apiserver, etcd,
 // kube-controller-manager, kube-scheduler, KWOK), and uninstalls it while resources still
 // exist (issue #44, point 3):
 //
@@ -39,6 +39,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 func TestChartInstall(t *testing.T) {
@@ -62,7 +63,7 @@ var (
 )
 
 var (
-	cluster *kube.Cluster
+	whole   *cluster.Cluster
 	k8s     client.Client
 	suite   *kube.Suite
 	fake    *fakeapi.Server
@@ -82,7 +83,7 @@ var _ = BeforeSuite(func() {
 		Skip("bin/helm not found: make helm")
 	}
 	start := time.Now()
-	cluster, k8s = kube.StartSuiteCluster()
+	whole, k8s = cluster.StartSuite()
 
 	f, srv := kube.NewFake(fakeapi.Options{Credentials: []fakeapi.Credential{creds}, ProvisioningDelay: 100 * time.Millisecond, Seed: 44})
 	fake, apiURL = f, srv.URL
@@ -90,17 +91,17 @@ var _ = BeforeSuite(func() {
 	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
-	manager = filepath.Join(cluster.WorkDir, "manager")
+	manager = filepath.Join(whole.WorkDir, "manager")
 	out, err := exec.Command("go", "build", "-o", manager, ".").CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build of the operator: %s", out)
-	GinkgoWriter.Printf("cluster up and operator built in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), cluster.WorkDir)
+	GinkgoWriter.Printf("cluster up and operator built in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), whole.WorkDir)
 })
 
 // On a failure, keep the cluster's logs and show the end of each, the operators' included.
 var _ = AfterEach(func() {
-	if CurrentSpecReport().Failed() && cluster != nil {
-		cluster.KeepWorkDir()
-		AddReportEntry("cluster logs", cluster.LogTails(40, append([]string{"kube-controller-manager", "kwok"}, operatorNames...)...))
+	if CurrentSpecReport().Failed() && whole != nil {
+		whole.KeepWorkDir()
+		AddReportEntry("cluster logs", whole.LogTails(40, append([]string{"kube-controller-manager", "kwok"}, operatorNames...)...))
 	}
 })
 
@@ -115,8 +116,8 @@ func run(name string, args ...string) string {
 
 func runErr(name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
-	helmHome := filepath.Join(cluster.WorkDir, "helm-client")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath,
+	helmHome := filepath.Join(whole.WorkDir, "helm-client")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+whole.KubeconfigPath,
 		"HELM_CACHE_HOME="+filepath.Join(helmHome, "cache"), "HELM_CONFIG_HOME="+filepath.Join(helmHome, "config"),
 		"HELM_DATA_HOME="+filepath.Join(helmHome, "data"))
 	out, err := cmd.CombinedOutput()
@@ -129,7 +130,7 @@ func runErr(name string, args ...string) (string, error) {
 // suite's fake API.
 func createCredentials() {
 	GinkgoHelper()
-	Expect(k8s.Create(context.Background(), kube.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
+	Expect(k8s.Create(context.Background(), cluster.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
 }
 
 func createNamespace(name string) {
@@ -144,12 +145,12 @@ var operatorNames []string
 
 // startOperator runs the operator process standing in for the install's Pod (stopped when
 // that Pod goes, as the kubelet stops its container).
-func startOperator(in install, name string) *kube.ClusterProcess {
+func startOperator(in install, name string) *cluster.Process {
 	GinkgoHelper()
-	p, err := cluster.RunPod(context.Background(), kube.AvailablePod(k8s, systemNamespace, in.deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	p, err := whole.RunPod(context.Background(), cluster.AvailablePod(k8s, systemNamespace, in.deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
 	Expect(err).NotTo(HaveOccurred())
 	operatorNames = append(operatorNames, name)
-	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
+	Eventually(func() string { return whole.LogTails(400, name) }, 60*time.Second).Should(
 		ContainSubstring("Starting workers"), "the operator starts its controllers")
 	return p
 }
@@ -158,12 +159,12 @@ func startOperator(in install, name string) *kube.ClusterProcess {
 // audit log from offset on.
 func denials(in install, offset int64) []string {
 	GinkgoHelper()
-	return cluster.Denials("system:serviceaccount:"+systemNamespace+":"+in.serviceAccount, offset)
+	return whole.Denials("system:serviceaccount:"+systemNamespace+":"+in.serviceAccount, offset)
 }
 
 func auditOffset() int64 {
 	GinkgoHelper()
-	o, err := cluster.AuditOffset()
+	o, err := whole.AuditOffset()
 	Expect(err).NotTo(HaveOccurred())
 	return o
 }

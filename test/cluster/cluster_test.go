@@ -79,7 +79,7 @@ var _ = Describe("A whole cluster", func() {
 		Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "web"})).To(Succeed())
 		Expect(pods.Items).To(HaveLen(2))
 		for _, p := range pods.Items {
-			Expect(p.Spec.NodeName).To(Equal(cluster.NodeName), p.Name)
+			Expect(p.Spec.NodeName).To(Equal(whole.NodeName), p.Name)
 			Expect(p.Status.Phase).To(Equal(corev1.PodRunning), p.Name)
 			Expect(p.Status.Conditions).To(ContainElement(And(
 				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))), p.Name)
@@ -186,7 +186,7 @@ var _ = Describe("A whole cluster", func() {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "reader", Namespace: ns}},
 		})).To(Succeed())
 
-		cfg, err := cluster.TokenConfig(ctx, ns, "reader")
+		cfg, err := whole.TokenConfig(ctx, ns, "reader")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cfg.CertData).To(BeEmpty())
 		Expect(cfg.BearerToken).NotTo(BeEmpty())
@@ -198,14 +198,14 @@ var _ = Describe("A whole cluster", func() {
 		user := "system:serviceaccount:" + ns + ":reader"
 		Expect(review.Status.UserInfo.Username).To(Equal(user))
 
-		offset, err := cluster.AuditOffset()
+		offset, err := whole.AuditOffset()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(sa.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns))).To(Succeed())
 		err = sa.List(ctx, &corev1.SecretList{}, client.InNamespace(ns))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing Secrets: %v", err)
 
 		Eventually(func(g Gomega) {
-			events, _, err := cluster.AuditEvents(offset)
+			events, _, err := whole.AuditEvents(offset)
 			g.Expect(err).NotTo(HaveOccurred())
 			var denied []kube.AuditEvent
 			for _, e := range events {

@@ -1,4 +1,4 @@
-// Package cluster_test proves that test/kube.StartCluster's cluster is whole (issue #44, Done
+// Package cluster_test proves that test/kube/cluster.Start's cluster is whole (issue #44, Done
 // when 1): each spec checks something a bare kube-apiserver + etcd (envtest) never does. A
 // Deployment becomes Available with its Pods scheduled onto the KWOK Node and Running/Ready;
 // a Job completes; the garbage collector honours background, orphan and foreground
@@ -20,30 +20,31 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 func TestCluster(t *testing.T) {
-	if err := kube.CheckClusterBinaries(kube.ClusterOptions{}); err != nil {
+	if err := cluster.CheckBinaries(cluster.Options{}); err != nil {
 		t.Skip(err.Error()) // shown by go test -v; BeforeSuite skips on it too
 	}
 	kube.RunSuite(t, "Whole cluster suite (apiserver + etcd + controller-manager + scheduler + KWOK)", 60*time.Second, 200*time.Millisecond)
 }
 
 var (
-	cluster *kube.Cluster
-	k8s     client.Client
-	suite   *kube.Suite
+	whole *cluster.Cluster
+	k8s   client.Client
+	suite *kube.Suite
 )
 
 var _ = BeforeSuite(func() {
-	cluster, k8s = kube.StartSuiteCluster()
+	whole, k8s = cluster.StartSuite()
 	suite = &kube.Suite{Name: "test/cluster", Client: k8s, NamespacePrefix: "cluster"}
 })
 
 // On a failure, keep the cluster's logs and show the end of each.
 var _ = AfterEach(func() {
-	if CurrentSpecReport().Failed() && cluster != nil {
-		cluster.KeepWorkDir()
-		AddReportEntry("cluster logs", cluster.LogTails(40))
+	if CurrentSpecReport().Failed() && whole != nil {
+		whole.KeepWorkDir()
+		AddReportEntry("cluster logs", whole.LogTails(40))
 	}
 })

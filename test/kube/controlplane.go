@@ -39,9 +39,9 @@ func AssetsDir() (string, error) {
 	return dir, nil
 }
 
-// assetsOr returns dir, else $KUBEBUILDER_ASSETS, else DefaultAssets under the repository
+// AssetsDirOr returns dir, else $KUBEBUILDER_ASSETS, else DefaultAssets under the repository
 // root (for the programs: they run without `make test`).
-func assetsOr(dir string) (string, error) {
+func AssetsDirOr(dir string) (string, error) {
 	if dir == "" {
 		dir = os.Getenv("KUBEBUILDER_ASSETS")
 	}

@@ -118,7 +118,7 @@ func StartHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 			return nil, err
 		}
 	}
-	if o.Assets, err = assetsOr(o.Assets); err != nil {
+	if o.Assets, err = AssetsDirOr(o.Assets); err != nil {
 		return nil, err
 	}
 	for _, b := range []string{"kube-apiserver", "etcd"} {

@@ -1,10 +1,11 @@
-// Package kube is the one helper package of the suites and test programs:
+// Package kube is the helper package of the envtest suites and the test programs:
 //
-//   - control planes: envtest's kube-apiserver + etcd (StartSuite, StartControlPlane,
-//     StartEnvironment) and a whole cluster (StartCluster, StartOLM);
+//   - the control plane: envtest's kube-apiserver + etcd (StartSuite, StartControlPlane,
+//     StartEnvironment); the whole cluster (kube-controller-manager, kube-scheduler, KWOK,
+//     OLM) is test/kube/cluster's, which builds on this package;
 //   - the operator in-process (StartManager, wired as main wires it) or as processes that can
 //     be killed and restarted (Harness, Operator: hack/demo, test/bench, test/chaos,
-//     test/realapi);
+//     test/realapi; test/kube/proc measures them from /proc and runs them in memory cgroups);
 //   - the fake Clever Cloud API, one per suite (StartSuite, NewFake) or per spec (NewFake);
 //   - the leak scanner (Secrets, Leaks, ExpectNoLeak) and counters (CountCalls per
 //     organisation at the fake, RequestRecorder, RoundTripFunc wrappers of the operator's

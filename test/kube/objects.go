@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,6 +47,33 @@ func (s *Suite) GetOf(u *unstructured.Unstructured) func() *unstructured.Unstruc
 // ReadyOf returns a function reading "<status>/<reason>" of u's live Ready condition.
 func (s *Suite) ReadyOf(u *unstructured.Unstructured) func() string {
 	return func() string { return Condition(s.Get(u), "Ready") }
+}
+
+// NotReady lists the resources whose Ready condition is not True (for Eventually).
+func (s *Suite) NotReady(objs ...*unstructured.Unstructured) func() []string {
+	return func() []string {
+		var out []string
+		for _, u := range objs {
+			cur := s.Get(u)
+			if got := Condition(cur, "Ready"); !strings.HasPrefix(got, "True/") {
+				out = append(out, u.GetKind()+" "+u.GetName()+": "+got+" "+ConditionMessage(cur, "Ready"))
+			}
+		}
+		return out
+	}
+}
+
+// Remaining lists the resources that still exist (for Eventually).
+func (s *Suite) Remaining(objs ...*unstructured.Unstructured) func() []string {
+	return func() []string {
+		var out []string
+		for _, u := range objs {
+			if s.Get(u) != nil {
+				out = append(out, u.GetKind()+" "+u.GetName())
+			}
+		}
+		return out
+	}
 }
 
 // Condition returns "<status>/<reason>" of condition type t, "" when absent, Gone when u is

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clever-operator/clever-operator/test/kube/proc"
 )
 
 // MaxLogLevel is the zap level the operators run at: everything (the operator caps itself at
@@ -39,7 +41,7 @@ type OperatorOptions struct {
 	// Cgroup, when set, is the memory cgroup the process runs in (a memory limit as a pod
 	// has one); its executable is dropped from the page cache before each start, so that its
 	// pages are charged to the group as a container's are.
-	Cgroup *MemoryCgroup
+	Cgroup *proc.MemoryCgroup
 }
 
 // Operator is an operator process that can be started, killed and restarted many times. Every
@@ -98,7 +100,7 @@ func (op *Operator) Args() []string {
 }
 
 // SetCgroup sets the memory cgroup of the next start (nil: none).
-func (op *Operator) SetCgroup(g *MemoryCgroup) {
+func (op *Operator) SetCgroup(g *proc.MemoryCgroup) {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	op.o.Cgroup = g
@@ -134,7 +136,7 @@ func (op *Operator) Start() error {
 	c := op.h.Creds[op.o.Cred]
 	argv := append([]string{op.o.Binary}, op.Args()...)
 	if op.o.Cgroup != nil {
-		if err := DropFromPageCache(op.o.Binary); err != nil {
+		if err := proc.DropFromPageCache(op.o.Binary); err != nil {
 			logf.Close()
 			return fmt.Errorf("dropping %s from the page cache: %w", op.o.Binary, err)
 		}
@@ -267,32 +269,13 @@ func (op *Operator) signal(sig syscall.Signal, wait time.Duration) error {
 	}
 }
 
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on every Linux platform Go
-// supports).
-const clockTick = 100
-
 // CPUTime returns the user+system CPU time the current process has used so far.
 func (op *Operator) CPUTime() (time.Duration, error) {
 	pid := op.PID()
 	if pid == 0 {
 		return 0, errors.New("operator not started")
 	}
-	return ProcessCPUTime(pid)
-}
-
-// ProcessCPUTime reads utime+stime of pid from /proc/<pid>/stat.
-func ProcessCPUTime(pid int) (time.Duration, error) {
-	f, err := statFields(pid)
-	if err != nil {
-		return 0, err
-	}
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	return time.Duration(ut+st) * time.Second / clockTick, nil
+	return proc.ProcessCPUTime(pid)
 }
 
 // MajorFaults returns the major page faults of the current process so far (pages it waited
@@ -302,21 +285,7 @@ func (op *Operator) MajorFaults() (int64, error) {
 	if pid == 0 {
 		return 0, errors.New("operator not started")
 	}
-	return ProcessMajorFaults(pid)
-}
-
-// ProcessMajorFaults reads majflt of pid from /proc/<pid>/stat.
-func ProcessMajorFaults(pid int) (int64, error) {
-	f, err := statFields(pid)
-	if err != nil {
-		return 0, err
-	}
-	// f[0] is field 3 (state); majflt is field 12.
-	n, err := strconv.ParseInt(f[9], 10, 64)
-	if err != nil {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	return n, nil
+	return proc.ProcessMajorFaults(pid)
 }
 
 // Memory returns the current (VmRSS) and peak (VmHWM) resident set size of the current
@@ -326,64 +295,16 @@ func (op *Operator) Memory() (rss, peak int64, err error) {
 	if pid == 0 {
 		return 0, 0, errors.New("operator not started")
 	}
-	return ProcessMemory(pid)
-}
-
-// ProcessMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status, in bytes.
-func ProcessMemory(pid int) (rss, peak int64, err error) {
-	m, err := ProcessMemoryDetail(pid)
-	return m.RSS, m.Peak, err
-}
-
-// MemoryDetail is a process's memory from /proc/<pid>/status, in bytes: resident set now and
-// at its peak, and the resident set split into anonymous memory (heap, stacks: what a cgroup
-// memory limit must hold) and file-backed pages (the mapped executable: clean pages the
-// kernel can drop and read again under a limit).
-type MemoryDetail struct {
-	RSS, Peak, Anon, File int64
-}
-
-// ProcessMemoryDetail reads MemoryDetail of pid.
-func ProcessMemoryDetail(pid int) (MemoryDetail, error) {
-	var m MemoryDetail
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return m, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		fs := strings.Fields(v)
-		if len(fs) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "VmRSS":
-			m.RSS = n * 1024
-		case "VmHWM":
-			m.Peak = n * 1024
-		case "RssAnon":
-			m.Anon = n * 1024
-		case "RssFile":
-			m.File = n * 1024
-		}
-	}
-	return m, nil
+	return proc.ProcessMemory(pid)
 }
 
 // MemoryDetail reads the current process's MemoryDetail.
-func (op *Operator) MemoryDetail() (MemoryDetail, error) {
+func (op *Operator) MemoryDetail() (proc.MemoryDetail, error) {
 	pid := op.PID()
 	if pid == 0 {
-		return MemoryDetail{}, errors.New("operator not started")
+		return proc.MemoryDetail{}, errors.New("operator not started")
 	}
-	return ProcessMemoryDetail(pid)
+	return proc.ProcessMemoryDetail(pid)
 }
 
 // claimKey is the claim key of every operator this process starts (one per test process, as

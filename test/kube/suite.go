@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,10 +10,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
@@ -112,23 +109,3 @@ type RoundTripFunc func(*http.Request) (*http.Response, error)
 
 // RoundTrip calls f.
 func (f RoundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// StartSuiteCluster, called from a BeforeSuite, starts a whole cluster (StartCluster, with
-// its audit log and its progress on GinkgoWriter; the suite is skipped when `make
-// cluster-bins` has not built its binaries) and returns it with an admin client; it stops
-// when the suite ends. The suite's own controller-runtime clients log to GinkgoWriter.
-func StartSuiteCluster() (*Cluster, client.Client) {
-	GinkgoHelper()
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	start := time.Now()
-	c, err := StartCluster(ClusterOptions{AuditLog: true, Log: func(s string) { GinkgoWriter.Println(s) }})
-	if errors.Is(err, ErrClusterBinariesMissing) {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(c.Stop()).To(Succeed()) })
-	GinkgoWriter.Printf("cluster up in %s, logs in %s\n", time.Since(start).Round(time.Millisecond), c.WorkDir)
-	k8s, err := client.New(c.Config, client.Options{})
-	Expect(err).NotTo(HaveOccurred())
-	return c, k8s
-}

@@ -11,10 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 // everyKind is one resource of every kind in ns, in ns's organisation.
-func everyKind(ns string) []*unstructured.Unstructured { return kube.EveryKind(ns, suite.OrgOf(ns)) }
+func everyKind(ns string) []*unstructured.Unstructured { return cluster.EveryKind(ns, suite.OrgOf(ns)) }
 
 // samples loads the named config/samples files into ns, in ns's organisation.
 func samples(ns string, files ...string) []*unstructured.Unstructured {
@@ -108,5 +109,5 @@ func kinds(objs ...*unstructured.Unstructured) string {
 // denials returns the requests of the ServiceAccount OLM created in ns that RBAC refused.
 func denials(ns string) []string {
 	GinkgoHelper()
-	return cluster.Denials("system:serviceaccount:"+ns+":"+serviceAccount(), 0)
+	return whole.Denials("system:serviceaccount:"+ns+":"+serviceAccount(), 0)
 }

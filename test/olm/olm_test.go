@@ -1,10 +1,10 @@
 // Package olm_test installs the operator through real OLM v0 from the catalog we ship (issue
-// #44, point 2): on the whole cluster of kube.StartCluster (kube-apiserver, etcd,
+// #44, point 2): on the whole cluster of test/kube/cluster.Start (kube-apiserver, etcd,
 // kube-controller-manager, kube-scheduler, KWOK), OLM's olm and catalog operators run as
-// processes (kube.StartOLM), `opm serve catalog/` serves the real catalog/ directory through a
+// processes (cluster.StartOLM), `opm serve catalog/` serves the real catalog/ directory through a
 // grpc CatalogSource with spec.address (no registry Pod), and the bundle's unpack Job, whose
 // container cannot run here, is stood in for by running its own `opm alpha bundle extract`
-// on bundle/ (see test/kube/olmunpack.go). Per install mode (OwnNamespace, AllNamespaces):
+// on bundle/ (see test/kube/cluster/olmunpack.go). Per install mode (OwnNamespace, AllNamespaces):
 // OperatorGroup, credentials Secret, Subscription, InstallPlan created and approved, CSV
 // Succeeded, Deployment Available with the bundle's image, args and resources; then the
 // operator, standing in for the Pod of that Deployment (podStandIn: Cluster.RunPod with the env
@@ -60,10 +60,11 @@ import (
 	"github.com/clever-operator/clever-operator/internal/admission"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 func TestOLM(t *testing.T) {
-	for _, err := range []error{kube.CheckClusterBinaries(kube.ClusterOptions{}), kube.CheckOLMBinaries(kube.OLMOptions{})} {
+	for _, err := range []error{cluster.CheckBinaries(cluster.Options{}), cluster.CheckOLMBinaries(cluster.OLMOptions{})} {
 		if err != nil {
 			t.Skip(err.Error()) // shown by go test -v; BeforeSuite skips on it too
 		}
@@ -77,9 +78,9 @@ const (
 )
 
 var (
-	cluster *kube.Cluster
-	olm     *kube.OLM
-	k8s     client.Client
+	whole *cluster.Cluster
+	olm   *cluster.OLM
+	k8s   client.Client
 	// From catalog/: the package, its default channel, and its one bundle (CSV name, image).
 	pkg, channel, csvName, bundleImage string
 	// From bundle/: the Deployment the CSV installs.
@@ -115,7 +116,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}()
 
 	start := time.Now()
-	cluster, k8s = kube.StartSuiteCluster()
+	whole, k8s = cluster.StartSuite()
 	clusterUp := time.Since(start)
 
 	// The operator binary (the image's /manager, built while the cluster starts), the fake
@@ -126,16 +127,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	fake, apiURL = f, srv.URL
 	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
-	upgrade = buildUpgradeCatalog(cluster.WorkDir)
+	upgrade = buildUpgradeCatalog(whole.WorkDir)
 	built := time.Since(start)
 
 	start = time.Now()
-	olm, err = kube.StartOLM(ctx, cluster.KubeconfigPath, kube.OLMOptions{
-		LogDir:  filepath.Join(cluster.WorkDir, "olm"),
+	olm, err = cluster.StartOLM(ctx, whole.KubeconfigPath, cluster.OLMOptions{
+		LogDir:  filepath.Join(whole.WorkDir, "olm"),
 		Bundles: map[string]string{bundleImage: "bundle", upgrade.V2Image: upgrade.V2Bundle},
 		Log:     func(s string) { GinkgoWriter.Println(s) },
 	})
-	if errors.Is(err, kube.ErrOLMBinariesMissing) {
+	if errors.Is(err, cluster.ErrOLMBinariesMissing) {
 		Skip(err.Error())
 	}
 	Expect(err).NotTo(HaveOccurred())
@@ -145,28 +146,28 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	olmUp := time.Since(start)
 
 	start = time.Now()
-	addr, stop, err := kube.ServeCatalog(filepath.Join("bin", "opm"), "catalog", filepath.Join(olm.LogDir, "opm-serve.log"))
+	addr, stop, err := cluster.ServeCatalog(filepath.Join("bin", "opm"), "catalog", filepath.Join(olm.LogDir, "opm-serve.log"))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(stop)
-	_, err = kube.CreateGRPCCatalogSource(ctx, k8s, olm.Namespace, catalogSource, addr)
+	_, err = cluster.CreateGRPCCatalogSource(ctx, k8s, olm.Namespace, catalogSource, addr)
 	Expect(err).NotTo(HaveOccurred())
 	// The next release's catalog, served from the start; the CatalogSource points at it when
 	// the upgrade spec publishes it.
-	upgradeAddr, stop, err = kube.ServeCatalog(filepath.Join("bin", "opm"), upgrade.Dir, filepath.Join(olm.LogDir, "opm-serve-upgrade.log"))
+	upgradeAddr, stop, err = cluster.ServeCatalog(filepath.Join("bin", "opm"), upgrade.Dir, filepath.Join(olm.LogDir, "opm-serve-upgrade.log"))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(stop)
 
-	standIn = startPodStandIn(cluster, k8s, manager, wantDeployment.Spec.Selector.MatchLabels, "--cellar-endpoint="+s3.URL)
+	standIn = startPodStandIn(whole, k8s, manager, wantDeployment.Spec.Selector.MatchLabels, "--cellar-endpoint="+s3.URL)
 	DeferCleanup(standIn.Stop)
 	AddReportEntry("startup", fmt.Sprintf("cluster %s, operator build + fake API + two-version catalog %s, OLM %s, opm serve catalog/ and the upgrade catalog, CatalogSource READY %s (logs: %s)",
-		clusterUp.Round(time.Millisecond), built.Round(time.Millisecond), olmUp.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), cluster.WorkDir))
+		clusterUp.Round(time.Millisecond), built.Round(time.Millisecond), olmUp.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), whole.WorkDir))
 }, NodeTimeout(10*time.Minute))
 
 // On a failure, keep the cluster's logs and show the end of OLM's, the operator's and the
 // cluster's.
 var _ = AfterEach(func() {
-	if CurrentSpecReport().Failed() && cluster != nil {
-		cluster.KeepWorkDir()
+	if CurrentSpecReport().Failed() && whole != nil {
+		whole.KeepWorkDir()
 		if olm != nil {
 			AddReportEntry("OLM logs", olm.LogTails(40))
 		}
@@ -177,10 +178,10 @@ var _ = AfterEach(func() {
 				names = append(names, standIn.running(ns)...)
 			}
 			if len(names) > 0 {
-				AddReportEntry("operator logs", cluster.LogTails(40, names...))
+				AddReportEntry("operator logs", whole.LogTails(40, names...))
 			}
 		}
-		AddReportEntry("cluster logs", cluster.LogTails(20))
+		AddReportEntry("cluster logs", whole.LogTails(20))
 	}
 })
 
@@ -240,7 +241,7 @@ const ownNamespace = "clever-own"
 // named after the CLEVER_OPERATOR_API_* variables, here for the suite's fake API.
 func createCredentials(ctx context.Context, ns string) {
 	GinkgoHelper()
-	sec := kube.OperatorCredentials(ns, apiURL, creds)
+	sec := cluster.OperatorCredentials(ns, apiURL, creds)
 	Expect(sec.Name).To(Equal(credentialsKey))
 	if err := k8s.Create(ctx, sec); !apierrors.IsAlreadyExists(err) {
 		Expect(err).NotTo(HaveOccurred())
@@ -249,7 +250,7 @@ func createCredentials(ctx context.Context, ns string) {
 
 func getCSV(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {
 	csv := &unstructured.Unstructured{}
-	csv.SetGroupVersionKind(kube.CSVGVK)
+	csv.SetGroupVersionKind(cluster.CSVGVK)
 	return csv, k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, csv)
 }
 
@@ -263,7 +264,7 @@ func installPlanOf(ctx context.Context, sub *unstructured.Unstructured, csv stri
 		name := field(sub, "status", "installPlanRef", "name")
 		g.Expect(name).NotTo(BeEmpty(), "Subscription status: %v", sub.Object["status"])
 		ip = &unstructured.Unstructured{}
-		ip.SetGroupVersionKind(kube.InstallPlanGVK)
+		ip.SetGroupVersionKind(cluster.InstallPlanGVK)
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: sub.GetNamespace(), Name: name}, ip)).To(Succeed())
 		names, _, _ := unstructured.NestedStringSlice(ip.Object, "spec", "clusterServiceVersionNames")
 		g.Expect(names).To(ConsistOf(csv), "InstallPlan %s", name)
@@ -352,9 +353,9 @@ func waitDeployment(ctx context.Context, ns, image string) *appsv1.Deployment {
 // its Pod.
 func uninstall(ctx context.Context, ns, csv string) {
 	GinkgoHelper()
-	sub := kube.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "")
+	sub := cluster.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "")
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(kube.CSVGVK)
+	u.SetGroupVersionKind(cluster.CSVGVK)
 	u.SetNamespace(ns)
 	u.SetName(csv)
 	for _, o := range []client.Object{sub, u} {
@@ -379,7 +380,7 @@ func operatorUp(ns string) string {
 		names := standIn.running(ns)
 		g.Expect(names).To(HaveLen(1), "one operator process for the Pod of %s; stand-in: %v", ns, standIn.Events())
 		name = names[0]
-		g.Expect(cluster.LogTails(1<<20, name)).To(ContainSubstring("Starting workers"))
+		g.Expect(whole.LogTails(1<<20, name)).To(ContainSubstring("Starting workers"))
 	}, 2*time.Minute, time.Second).Should(Succeed())
 	return name
 }
@@ -416,7 +417,7 @@ func fullCycle(ns, installNS string) {
 // catalog image updated in place would, and waits for OLM to be connected to it.
 func publishUpgrade(ctx context.Context) {
 	GinkgoHelper()
-	cs := kube.NewGRPCCatalogSource(olm.Namespace, catalogSource, upgradeAddr)
+	cs := cluster.NewGRPCCatalogSource(olm.Namespace, catalogSource, upgradeAddr)
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cs), cs)).To(Succeed())
 		g.Expect(unstructured.SetNestedField(cs.Object, upgradeAddr, "spec", "address")).To(Succeed())
@@ -449,9 +450,9 @@ var _ = Describe("OLM install from catalog/", Ordered, func() {
 	It("installs in OwnNamespace mode (an OperatorGroup targeting its own namespace, the README's Subscription, manual approval), and the operator as the ServiceAccount OLM created runs a full cycle of every kind there", func(ctx SpecContext) {
 		ns := ownNamespace
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
-		Expect(k8s.Create(ctx, kube.NewOperatorGroup(ns, "clever-own", ns))).To(Succeed())
+		Expect(k8s.Create(ctx, cluster.NewOperatorGroup(ns, "clever-own", ns))).To(Succeed())
 		createCredentials(ctx, ns)
-		ownSub = kube.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "Manual")
+		ownSub = cluster.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "Manual")
 		Expect(unstructured.SetNestedSlice(ownSub.Object, []any{map[string]any{"secretRef": map[string]any{"name": credentialsKey}}},
 			"spec", "config", "envFrom")).To(Succeed())
 		firstIP = install(ctx, ownSub, csvName, wantImage(), "OwnNamespace").GetName()
@@ -504,7 +505,7 @@ var _ = Describe("OLM install from catalog/", Ordered, func() {
 				phases["old"] = field(u, "status", "phase")
 			}
 			if names := standIn.running(ns); leaderAt.IsZero() && len(names) == 1 && names[0] != oldOperator[0] &&
-				strings.Contains(cluster.LogTails(1<<20, names[0]), "Starting workers") {
+				strings.Contains(whole.LogTails(1<<20, names[0]), "Starting workers") {
 				newOperator, leaderAt = names[0], time.Now()
 			}
 			if phases["new"] == "Succeeded" && phases["old"] == "gone" && !leaderAt.IsZero() && time.Since(leaderAt) > 10*time.Second {
@@ -567,7 +568,7 @@ var _ = Describe("OLM install from catalog/", Ordered, func() {
 	It("installs in AllNamespaces mode (a new Subscription in the global OperatorGroup's namespace, manual approval, startingCSV the shipped bundle): the operator is back, deleting a resource the uninstall left deletes its add-on, and a full cycle of every kind runs", func(ctx SpecContext) {
 		ns := olm.OperatorsNamespace
 		createCredentials(ctx, ns)
-		sub := kube.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "Manual")
+		sub := cluster.NewSubscription(ns, pkg, pkg, channel, catalogSource, olm.Namespace, "Manual")
 		Expect(unstructured.SetNestedField(sub.Object, csvName, "spec", "startingCSV")).To(Succeed())
 		install(ctx, sub, csvName, wantImage(), "AllNamespaces")
 		DeferCleanup(uninstall, ns, csvName)

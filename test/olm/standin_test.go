@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 // podStandIn plays the kubelet's part for the operator's Pods: for every Running Pod of the
@@ -21,11 +21,11 @@ import (
 // rollout, an uninstall), and restarts a process that exits while its Pod is still there, as
 // restartPolicy Always would (counted: the specs expect none).
 type podStandIn struct {
-	cluster *kube.Cluster
-	k8s     client.Client
-	binary  string
-	labels  map[string]string
-	extra   []string
+	whole  *cluster.Cluster
+	k8s    client.Client
+	binary string
+	labels map[string]string
+	extra  []string
 
 	mu       sync.Mutex
 	procs    map[types.UID]*standInProc
@@ -38,12 +38,12 @@ type podStandIn struct {
 
 type standInProc struct {
 	ns, pod, name string
-	p             *kube.ClusterProcess
+	p             *cluster.Process
 }
 
-func startPodStandIn(c *kube.Cluster, k client.Client, binary string, labels map[string]string, extraArgs ...string) *podStandIn {
+func startPodStandIn(c *cluster.Cluster, k client.Client, binary string, labels map[string]string, extraArgs ...string) *podStandIn {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &podStandIn{cluster: c, k8s: k, binary: binary, labels: labels, extra: extraArgs,
+	s := &podStandIn{whole: c, k8s: k, binary: binary, labels: labels, extra: extraArgs,
 		procs: map[types.UID]*standInProc{}, cancel: cancel, done: make(chan struct{})}
 	go s.run(ctx)
 	return s
@@ -95,7 +95,7 @@ func (s *podStandIn) sync(ctx context.Context) {
 			}
 		}
 		name := "operator-" + pod.Name
-		p, err := s.cluster.RunPod(ctx, pod, "manager", s.binary, name, s.extra...)
+		p, err := s.whole.RunPod(ctx, pod, "manager", s.binary, name, s.extra...)
 		if err != nil {
 			s.record("%s/%s: RunPod: %v", pod.Namespace, pod.Name, err)
 			continue
@@ -103,7 +103,7 @@ func (s *podStandIn) sync(ctx context.Context) {
 		s.mu.Lock()
 		s.procs[pod.UID] = &standInProc{ns: pod.Namespace, pod: pod.Name, name: name, p: p}
 		s.mu.Unlock()
-		s.record("%s/%s: operator started (log %s)", pod.Namespace, pod.Name, s.cluster.LogPath(name))
+		s.record("%s/%s: operator started (log %s)", pod.Namespace, pod.Name, s.whole.LogPath(name))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

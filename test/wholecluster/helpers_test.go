@@ -12,11 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 // everyKind is one resource of every kind in ns, in its organisation.
 func everyKind(ns string) []*unstructured.Unstructured {
-	return kube.EveryKind(ns, suite.OrgOf(ns))
+	return cluster.EveryKind(ns, suite.OrgOf(ns))
 }
 
 func createAll(objs ...*unstructured.Unstructured) {

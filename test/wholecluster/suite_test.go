@@ -1,5 +1,5 @@
 // Package wholecluster_test runs the operator as people install it, on a whole cluster
-// (test/kube.StartCluster: kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
+// (test/kube/cluster.Start: kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
 // KWOK): `make deploy` as written, the Deployment Available, and the operator process standing
 // in for its Pod with the Pod's arguments and environment and a token of the ServiceAccount
 // `make deploy` created (Cluster.RunPod), so every permission check is the RBAC config/default
@@ -33,6 +33,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/cluster"
 )
 
 func TestWholeCluster(t *testing.T) {
@@ -46,7 +47,7 @@ const (
 )
 
 var (
-	cluster  *kube.Cluster
+	whole    *cluster.Cluster
 	k8s      client.Client
 	suite    *kube.Suite
 	fake     *fakeapi.Server
@@ -54,13 +55,13 @@ var (
 	apiURL   string
 	s3       *kube.S3Server
 	manager  string // the operator binary (the image's /manager)
-	operator *kube.ClusterProcess
+	operator *cluster.Process
 )
 
 var _ = BeforeSuite(func() {
 	Expect(os.Chdir(filepath.Join("..", ".."))).To(Succeed())
 	start := time.Now()
-	cluster, k8s = kube.StartSuiteCluster()
+	whole, k8s = cluster.StartSuite()
 	suite = &kube.Suite{Name: "test/wholecluster", Client: k8s, NamespacePrefix: "whole"}
 
 	var srv *httptest.Server
@@ -69,18 +70,18 @@ var _ = BeforeSuite(func() {
 	s3 = kube.NewS3Server("")
 	DeferCleanup(s3.Close)
 
-	manager = kube.BuildOperator(cluster.WorkDir)
+	manager = cluster.BuildOperator(whole.WorkDir)
 
 	makeDeploy()
 	operator = startOperator("operator")
-	GinkgoWriter.Printf("cluster, make deploy and the operator up in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), cluster.WorkDir)
+	GinkgoWriter.Printf("cluster, make deploy and the operator up in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), whole.WorkDir)
 })
 
 // On a failure, keep the cluster's logs and show the end of each, the operator's included.
 var _ = AfterEach(func() {
-	if CurrentSpecReport().Failed() && cluster != nil {
-		cluster.KeepWorkDir()
-		AddReportEntry("cluster logs", cluster.LogTails(40, "kube-controller-manager", "kwok", "operator"))
+	if CurrentSpecReport().Failed() && whole != nil {
+		whole.KeepWorkDir()
+		AddReportEntry("cluster logs", whole.LogTails(40, "kube-controller-manager", "kwok", "operator"))
 	}
 })
 
@@ -89,8 +90,8 @@ var _ = AfterEach(func() {
 // Available.
 func makeDeploy() {
 	GinkgoHelper()
-	cmd := exec.Command("make", "deploy", "KUBECTL="+kube.Kubectl())
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
+	cmd := exec.Command("make", "deploy", "KUBECTL="+cluster.Kubectl())
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+whole.KubeconfigPath)
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "make deploy: %s", out)
 	GinkgoWriter.Printf("make deploy:\n%s\n", out)
@@ -98,16 +99,16 @@ func makeDeploy() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(strings.TrimSpace(string(st))).To(BeEmpty(), "make deploy with the default IMG leaves config/ as committed")
 
-	Expect(k8s.Create(context.Background(), kube.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
-	kube.AvailablePod(k8s, systemNamespace, deployment)
+	Expect(k8s.Create(context.Background(), cluster.OperatorCredentials(systemNamespace, apiURL, creds))).To(Succeed())
+	cluster.AvailablePod(k8s, systemNamespace, deployment)
 }
 
 // startOperator runs the operator process standing in for the Deployment's Pod.
-func startOperator(name string) *kube.ClusterProcess {
+func startOperator(name string) *cluster.Process {
 	GinkgoHelper()
-	p, err := cluster.RunPod(context.Background(), kube.AvailablePod(k8s, systemNamespace, deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
+	p, err := whole.RunPod(context.Background(), cluster.AvailablePod(k8s, systemNamespace, deployment), "manager", manager, name, "--cellar-endpoint="+s3.URL)
 	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() string { return cluster.LogTails(400, name) }, 60*time.Second).Should(
+	Eventually(func() string { return whole.LogTails(400, name) }, 60*time.Second).Should(
 		ContainSubstring("Starting workers"), "the operator starts its controllers")
 	return p
 }
@@ -115,5 +116,5 @@ func startOperator(name string) *kube.ClusterProcess {
 // denials returns the requests of the operator's ServiceAccount that RBAC refused.
 func denials() []string {
 	GinkgoHelper()
-	return cluster.Denials("system:serviceaccount:"+systemNamespace+":"+serviceAccount, 0)
+	return whole.Denials("system:serviceaccount:"+systemNamespace+":"+serviceAccount, 0)
 }

@@ -64,7 +64,7 @@ func withOwnCredentials(ns string, objs []*unstructured.Unstructured) (*corev1.S
 
 // errorLines counts the operator's log lines reporting a failed reconcile.
 func errorLines() int {
-	return strings.Count(cluster.LogTails(1<<20, "operator"), "Reconciler error")
+	return strings.Count(whole.LogTails(1<<20, "operator"), "Reconciler error")
 }
 
 var _ = Describe("namespace deletion on a whole cluster", Ordered, func() {
@@ -112,7 +112,7 @@ var _ = Describe("namespace deletion on a whole cluster", Ordered, func() {
 		errs := errorLines()
 		time.Sleep(10 * time.Second)
 		Expect(errorLines()-errs).To(BeNumerically("<=", 1), "no error loop once the namespace is gone")
-		for _, l := range strings.Split(cluster.LogTails(1<<20, "operator"), "\n") {
+		for _, l := range strings.Split(whole.LogTails(1<<20, "operator"), "\n") {
 			if strings.Contains(l, "Reconciler error") {
 				Expect(l).NotTo(ContainSubstring("being terminated"), "a create refused in the namespace being deleted is not a failed reconcile")
 			}
@@ -135,7 +135,7 @@ var _ = Describe("garbage collection on a whole cluster", func() {
 	// secretWrites counts the writes (create, update, patch, delete) of Secret ns/name in the
 	// audit log from offset on, by anyone.
 	secretWrites := func(offset int64, ns, name string) map[string]int {
-		events, _, err := cluster.AuditEvents(offset)
+		events, _, err := whole.AuditEvents(offset)
 		Expect(err).NotTo(HaveOccurred())
 		out := map[string]int{}
 		for _, e := range events {
@@ -153,7 +153,7 @@ var _ = Describe("garbage collection on a whole cluster", func() {
 			pg := suite.Sample("api_v1_postgresql.yaml", ns)
 			createAll(pg)
 			Eventually(suite.ReadyOf(pg), time.Minute).Should(Equal("True/Provisioned"))
-			offset, err := cluster.AuditOffset()
+			offset, err := whole.AuditOffset()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(k8s.Delete(ctx, pg, client.PropagationPolicy(policy))).To(Succeed())
 			Eventually(suite.Remaining(pg), time.Minute).Should(BeEmpty())
@@ -186,7 +186,7 @@ var _ = Describe("garbage collection on a whole cluster", func() {
 		sec := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sec)).To(Succeed())
 		uid := sec.UID
-		offset, err := cluster.AuditOffset()
+		offset, err := whole.AuditOffset()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Delete(ctx, sec)).To(Succeed())
 		Eventually(func() bool {

@@ -1,5 +1,5 @@
 // Command kube-scheduler is built from the Go module proxy for the whole-cluster test helper
-// (test/kube/cluster.go); see the Makefile target cluster-bins.
+// (test/kube/cluster/cluster.go); see the Makefile target cluster-bins.
 package main
 
 import (

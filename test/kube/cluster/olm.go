@@ -1,4 +1,4 @@
-package kube
+package cluster
 
 // OLM v0 (operator-lifecycle-manager's olm and catalog operators, built by `make olm-bins`)
 // run as plain processes against a cluster's kube-apiserver, the way OLM's own manifests
@@ -62,6 +62,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // OLM's API groups and versions, for unstructured objects.
@@ -205,7 +207,7 @@ func CheckOLMBinaries(opts OLMOptions) error {
 
 func (opts *OLMOptions) defaults() error {
 	if opts.BinDir == "" {
-		root, err := RepoRoot()
+		root, err := kube.RepoRoot()
 		if err != nil {
 			return err
 		}
@@ -283,7 +285,7 @@ func (o *OLM) installCRDs(ctx context.Context) error {
 			if err := o.Client.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
 				return false, err
 			}
-			return strings.HasPrefix(Condition(crd, "Established"), "True/"), nil
+			return strings.HasPrefix(kube.Condition(crd, "Established"), "True/"), nil
 		}); err != nil {
 			return fmt.Errorf("CRD %s not Established: %w", name, err)
 		}
@@ -615,7 +617,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // decodeAll returns the objects of a multi-document YAML or JSON stream, skipping empty
-// documents (Decode's error-returning twin, for code outside a spec).
+// documents (kube.Decode's error-returning twin, for code outside a spec).
 func decodeAll(manifest []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)

@@ -1,4 +1,8 @@
-package kube
+// Package proc reads what processes and the machine use, from /proc (CPU time, major faults,
+// resident memory, a process's children by executable) and runs processes under a memory
+// cgroup with a limit, as a pod has one: the measurements of test/bench and of the harness's
+// operator processes (test/kube.Operator).
+package proc
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package kube
+package cluster
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
 // What the whole-cluster suites share to install the operator and drive it: the test of an
@@ -31,38 +32,11 @@ func EveryKind(ns, org string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, f := range files {
 		if base := filepath.Base(f); !strings.Contains(base, "credentials") {
-			out = append(out, Sample(base, ns, org))
+			out = append(out, kube.Sample(base, ns, org))
 		}
 	}
 	Expect(out).To(HaveLen(17))
 	return out
-}
-
-// NotReady lists the resources whose Ready condition is not True (for Eventually).
-func (s *Suite) NotReady(objs ...*unstructured.Unstructured) func() []string {
-	return func() []string {
-		var out []string
-		for _, u := range objs {
-			cur := s.Get(u)
-			if got := Condition(cur, "Ready"); !strings.HasPrefix(got, "True/") {
-				out = append(out, u.GetKind()+" "+u.GetName()+": "+got+" "+ConditionMessage(cur, "Ready"))
-			}
-		}
-		return out
-	}
-}
-
-// Remaining lists the resources that still exist (for Eventually).
-func (s *Suite) Remaining(objs ...*unstructured.Unstructured) func() []string {
-	return func() []string {
-		var out []string
-		for _, u := range objs {
-			if s.Get(u) != nil {
-				out = append(out, u.GetKind()+" "+u.GetName())
-			}
-		}
-		return out
-	}
 }
 
 // OperatorCredentials is the Secret clever-operator-credentials of namespace ns that every

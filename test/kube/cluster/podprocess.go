@@ -1,4 +1,4 @@
-package kube
+package cluster
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// A Pod of a whole cluster (StartCluster) is Running under KWOK, but no container runs. A
+// A Pod of a whole cluster (Start) is Running under KWOK, but no container runs. A
 // suite stands in for the operator's container with the operator process itself, given what
 // the kubelet would give the container: PodProcess reads the Pod (as the kubelet reads it)
 // and returns the container's command line and environment, resolved as the kubelet resolves
@@ -226,7 +226,7 @@ var bindAddress = regexp.MustCompile(`^(--?[a-z-]*bind-address)=:(\d+)$`)
 // a suite uses them). The working directory is this process's (the repository root for the
 // operator: the image's /, where watches.yaml and helm-charts/ are). Its output goes to
 // <WorkDir>/<name>.log; Cluster.Stop stops it.
-func (c *Cluster) RunPod(ctx context.Context, pod *corev1.Pod, container, binary, name string, extraArgs ...string) (*ClusterProcess, error) {
+func (c *Cluster) RunPod(ctx context.Context, pod *corev1.Pod, container, binary, name string, extraArgs ...string) (*Process, error) {
 	args, env, err := PodProcess(ctx, c.client(), pod, container)
 	if err != nil {
 		return nil, err
@@ -289,7 +289,7 @@ func (c *Cluster) RunPod(ctx context.Context, pod *corev1.Pod, container, binary
 }
 
 // stopWithPod stops p once pod is being deleted or gone, as the kubelet stops its container.
-func (c *Cluster) stopWithPod(pod *corev1.Pod, p *ClusterProcess) {
+func (c *Cluster) stopWithPod(pod *corev1.Pod, p *Process) {
 	cl := c.client()
 	for {
 		select {
@@ -328,7 +328,7 @@ func (c *Cluster) client() client.Client {
 
 // startProcess runs binary with exactly env as its environment, in its own process group (Stop
 // signals the process and whatever it started), output to <WorkDir>/<name>.log.
-func (c *Cluster) startProcess(name, binary string, args, env []string) (*ClusterProcess, error) {
+func (c *Cluster) startProcess(name, binary string, args, env []string) (*Process, error) {
 	c.mu.Lock()
 	stopped := c.stopped
 	c.mu.Unlock()
@@ -347,7 +347,7 @@ func (c *Cluster) startProcess(name, binary string, args, env []string) (*Cluste
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &ClusterProcess{name: name, cmd: cmd, log: log, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, log: log, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)

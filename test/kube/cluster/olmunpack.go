@@ -1,4 +1,4 @@
-package kube
+package cluster
 
 // The bundle unpack stand-in: the one piece of OLM that needs a container runtime.
 //

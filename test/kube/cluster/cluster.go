@@ -1,4 +1,17 @@
-package kube
+// Package cluster is a whole cluster without containers, for the suites that need what
+// kube-apiserver + etcd alone lack (issue #44): kube-controller-manager with every default
+// controller (garbage collector, namespace, Deployment/ReplicaSet, Job, ServiceAccount and its
+// tokens, kube-root-ca.crt publisher, ...), kube-scheduler, and KWOK as the kubelet of one
+// Node, so Pods are scheduled and reported Running and Ready (Pods owned by a Job end
+// Succeeded) without any container running. All binaries come from `make cluster-bins`.
+//
+// On it: OLM v0 from our catalog (StartOLM, olm.go; its bundle unpack stand-in, olmunpack.go),
+// the operator's Pod run as a process (Cluster.RunPod, podprocess.go), and what the
+// whole-cluster suites (test/cluster, test/wholecluster, test/chartinstall, test/olm) and
+// `make demo` share to install the operator and drive it (StartSuite, install.go). The
+// helpers of every suite (resources, conditions, the fake Clever Cloud API, the audit log's
+// events) are test/kube's.
+package cluster
 
 import (
 	"bytes"
@@ -35,29 +48,24 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/clever-operator/clever-operator/test/kube"
 )
 
-// A whole cluster without containers, for the suites that need what kube-apiserver + etcd
-// alone lack (issue #44): kube-controller-manager with every default controller (garbage
-// collector, namespace, Deployment/ReplicaSet, Job, ServiceAccount and its tokens,
-// kube-root-ca.crt publisher, ...), kube-scheduler, and KWOK as the kubelet of one Node, so
-// Pods are scheduled and reported Running and Ready (Pods owned by a Job end Succeeded)
-// without any container running. All binaries come from `make cluster-bins`.
-
-// ErrClusterBinariesMissing is wrapped by StartCluster's error when a binary is not built:
-// suites skip on it (errors.Is) and say `make cluster-bins`.
-var ErrClusterBinariesMissing = errors.New("whole-cluster binaries missing (run `make cluster-bins`)")
+// ErrBinariesMissing is wrapped by Start's error when a binary is not built: suites skip on it
+// (errors.Is) and say `make cluster-bins`.
+var ErrBinariesMissing = errors.New("whole-cluster binaries missing (run `make cluster-bins`)")
 
 // kwokStages are KWOK's default Node and Pod stages (see the file's header).
 //
 //go:embed testdata/kwok-stages.yaml
 var kwokStages []byte
 
-// DefaultClusterStartTimeout bounds the start of each component.
-const DefaultClusterStartTimeout = 60 * time.Second
+// DefaultStartTimeout bounds the start of each component.
+const DefaultStartTimeout = 60 * time.Second
 
-// ClusterOptions configures StartCluster. The zero value is a usable cluster.
-type ClusterOptions struct {
+// Options configures Start. The zero value is a usable cluster.
+type Options struct {
 	// Assets is the directory holding kube-apiserver, etcd, kube-controller-manager and
 	// kube-scheduler (default $KUBEBUILDER_ASSETS, else <repo>/bin/envtest/1.35.4).
 	Assets string
@@ -67,12 +75,12 @@ type ClusterOptions struct {
 	// audit log. Default: a new temporary directory, removed by Stop unless KeepWorkDir.
 	WorkDir     string
 	KeepWorkDir bool
-	// CRDDirs are installed before StartCluster returns (as envtest's CRDDirectoryPaths).
+	// CRDDirs are installed before Start returns (as envtest's CRDDirectoryPaths).
 	CRDDirs []string
 	// AuditLog makes kube-apiserver log every request at level Metadata (no bodies) as JSON
 	// lines to Cluster.AuditLogPath: read them with Cluster.AuditEvents.
 	AuditLog bool
-	// StartTimeout bounds the start of each component (default DefaultClusterStartTimeout).
+	// StartTimeout bounds the start of each component (default DefaultStartTimeout).
 	StartTimeout time.Duration
 	// NodeName is the name of the one Node KWOK manages (default "kwok-node-0").
 	NodeName string
@@ -89,24 +97,24 @@ type Cluster struct {
 	// WorkDir holds <component>.log for apiserver, etcd, kube-controller-manager,
 	// kube-scheduler, kwok and every process started with StartProcess.
 	WorkDir string
-	// AuditLogPath is kube-apiserver's audit log (ClusterOptions.AuditLog; else "").
+	// AuditLogPath is kube-apiserver's audit log (Options.AuditLog; else "").
 	AuditLogPath string
 	// NodeName is the Node KWOK manages.
 	NodeName string
 	// Env is the envtest environment running kube-apiserver and etcd.
 	Env *envtest.Environment
 
-	opts    ClusterOptions
+	opts    Options
 	base    *rest.Config // envtest's, the base of every user's config
 	certDir string
 	mu      sync.Mutex
-	procs   []*ClusterProcess
+	procs   []*Process
 	logs    []*os.File
 	stopped bool
 }
 
-// ClusterProcess is a process of the cluster (see StartProcess).
-type ClusterProcess struct {
+// Process is a process of the cluster (see StartProcess).
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	log  *os.File
@@ -115,24 +123,24 @@ type ClusterProcess struct {
 }
 
 // Done is closed when the process has exited.
-func (p *ClusterProcess) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Err is the process's exit error once Done is closed (nil: exit status 0).
-func (p *ClusterProcess) Err() error { return p.err }
+func (p *Process) Err() error { return p.err }
 
 // Stop sends the process (and its process group) SIGTERM, then SIGKILL after 10 s, and waits
 // for it to exit. A stopped process can be started again with StartProcess (same name: its
 // log is appended to).
-func (p *ClusterProcess) Stop() { stopProcess(p) }
+func (p *Process) Stop() { stopProcess(p) }
 
-// StartCluster starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-// KWOK with one Node, and returns once each is healthy: the controller-manager's controllers
-// have made the default ServiceAccount and kube-root-ca.crt of namespace default, and KWOK has
-// made the Node Ready. On error everything started is stopped, and the error carries the last
-// log lines of the component that failed.
-func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
+// Start starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and KWOK with one
+// Node, and returns once each is healthy: the controller-manager's controllers have made the
+// default ServiceAccount and kube-root-ca.crt of namespace default, and KWOK has made the Node
+// Ready. On error everything started is stopped, and the error carries the last log lines of
+// the component that failed.
+func Start(opts Options) (c *Cluster, err error) {
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = DefaultClusterStartTimeout
+		opts.StartTimeout = DefaultStartTimeout
 	}
 	if opts.NodeName == "" {
 		opts.NodeName = "kwok-node-0"
@@ -291,17 +299,17 @@ func StartCluster(opts ClusterOptions) (c *Cluster, err error) {
 	return c, nil
 }
 
-// CheckClusterBinaries returns an error wrapping ErrClusterBinariesMissing, naming the missing
-// files, when a binary StartCluster(opts) needs is not built; nil when all are there.
-func CheckClusterBinaries(opts ClusterOptions) error { return opts.resolveBinaries() }
+// CheckBinaries returns an error wrapping ErrBinariesMissing, naming the missing files, when a
+// binary Start(opts) needs is not built; nil when all are there.
+func CheckBinaries(opts Options) error { return opts.resolveBinaries() }
 
 // resolveBinaries fills in the default paths and checks that every binary exists.
-func (o *ClusterOptions) resolveBinaries() error {
-	root, err := RepoRoot()
+func (o *Options) resolveBinaries() error {
+	root, err := kube.RepoRoot()
 	if err != nil {
 		return err
 	}
-	if o.Assets, err = assetsOr(o.Assets); err != nil {
+	if o.Assets, err = kube.AssetsDirOr(o.Assets); err != nil {
 		return err
 	}
 	if o.Kwok == "" {
@@ -320,7 +328,7 @@ func (o *ClusterOptions) resolveBinaries() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s not found", ErrClusterBinariesMissing, strings.Join(missing, ", "))
+		return fmt.Errorf("%w: %s not found", ErrBinariesMissing, strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -496,7 +504,7 @@ func (c *Cluster) node() *corev1.Node {
 // StartProcess runs binary with args as part of the cluster (output to <WorkDir>/<name>.log,
 // environment: this process's plus env), stopped by Stop in reverse start order. For
 // processes a suite adds to the cluster, such as OLM's operators or the operator itself.
-func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) (*ClusterProcess, error) {
+func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) (*Process, error) {
 	return c.startProcess(name, binary, args, append(os.Environ(), env...))
 }
 
@@ -531,7 +539,7 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
-func stopProcess(p *ClusterProcess) {
+func stopProcess(p *Process) {
 	select {
 	case <-p.done:
 		return
@@ -650,7 +658,7 @@ func (c *Cluster) openLog(name string) (*os.File, error) {
 }
 
 // waitHealthz waits for https://127.0.0.1:port/healthz of p to answer 200.
-func (c *Cluster) waitHealthz(ctx context.Context, p *ClusterProcess, port int) error {
+func (c *Cluster) waitHealthz(ctx context.Context, p *Process, port int) error {
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a local self-signed serving cert
 	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
 	return c.waitFor(ctx, p, url, func(ctx context.Context) (bool, error) {
@@ -670,7 +678,7 @@ func (c *Cluster) waitHealthz(ctx context.Context, p *ClusterProcess, port int) 
 
 // waitFor polls cond every 250 ms for StartTimeout; it fails at once when p exits, and its
 // error names what it waited for and ends with p's last log lines.
-func (c *Cluster) waitFor(ctx context.Context, p *ClusterProcess, what string, cond func(context.Context) (bool, error)) error {
+func (c *Cluster) waitFor(ctx context.Context, p *Process, what string, cond func(context.Context) (bool, error)) error {
 	deadline := time.Now().Add(c.opts.StartTimeout)
 	for {
 		select {
@@ -717,16 +725,16 @@ rules:
 // AuditOffset is the audit log's current size: AuditEvents(offset) reads what comes after.
 func (c *Cluster) AuditOffset() (int64, error) {
 	if c.AuditLogPath == "" {
-		return 0, errors.New("the cluster was started without ClusterOptions.AuditLog")
+		return 0, errors.New("the cluster was started without Options.AuditLog")
 	}
-	return AuditLogSize(c.AuditLogPath)
+	return kube.AuditLogSize(c.AuditLogPath)
 }
 
 // AuditEvents returns the audit events logged from offset on (complete lines only; pass 0 for
 // all) and the offset after the last one.
-func (c *Cluster) AuditEvents(offset int64) ([]AuditEvent, int64, error) {
+func (c *Cluster) AuditEvents(offset int64) ([]kube.AuditEvent, int64, error) {
 	if c.AuditLogPath == "" {
-		return nil, offset, errors.New("the cluster was started without ClusterOptions.AuditLog")
+		return nil, offset, errors.New("the cluster was started without Options.AuditLog")
 	}
-	return ReadAuditLog[AuditEvent](c.AuditLogPath, offset, nil)
+	return kube.ReadAuditLog[kube.AuditEvent](c.AuditLogPath, offset, nil)
 }

@@ -1,4 +1,4 @@
-package kube
+package proc
 
 import (
 	"os"
