@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/faults"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // The /admin/ endpoints are for tests and scripts only: they need no
@@ -35,73 +38,73 @@ import (
 func (s *Server) adminRoutes() {
 	m := s.admin
 	m.HandleFunc("GET /admin/healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		wire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /admin/counts", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.Counts())
+		wire.WriteJSON(w, http.StatusOK, s.Counts())
 	})
 	m.HandleFunc("GET /admin/counts/status", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.CountsByStatus())
+		wire.WriteJSON(w, http.StatusOK, s.CountsByStatus())
 	})
 	m.HandleFunc("DELETE /admin/counts", func(w http.ResponseWriter, r *http.Request) {
 		s.ResetCounts()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, faultsToJSON(s.Faults()))
+		wire.WriteJSON(w, http.StatusOK, faults.ToJSON(s.Faults()))
 	})
 	m.HandleFunc("PUT /admin/faults", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readBody(w, r)
+		data, ok := wire.ReadBody(w, r)
 		if !ok {
 			return
 		}
-		f, err := faultsFromJSON(data, s.now())
+		f, err := faults.FromJSON(data, s.now())
 		if err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, err.Error())
 			return
 		}
 		s.SetFaults(f)
-		writeJSON(w, http.StatusOK, faultsToJSON(s.Faults()))
+		wire.WriteJSON(w, http.StatusOK, faults.ToJSON(s.Faults()))
 	})
 	m.HandleFunc("DELETE /admin/faults", func(w http.ResponseWriter, r *http.Request) {
 		s.SetFaults(Faults{})
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /admin/addons", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.AllAddons())
+		wire.WriteJSON(w, http.StatusOK, s.AllAddons())
 	})
 	m.HandleFunc("GET /admin/addons/{addonId}/env", func(w http.ResponseWriter, r *http.Request) {
 		env := s.Env(r.PathValue("addonId"))
 		if env == nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, env)
+		wire.WriteJSON(w, http.StatusOK, env)
 	})
 	m.HandleFunc("PUT /admin/addons/{addonId}/env", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readBody(w, r)
+		data, ok := wire.ReadBody(w, r)
 		if !ok {
 			return
 		}
 		var vars []Variable
 		if err := json.Unmarshal(data, &vars); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 			return
 		}
-		if err := validateVars(vars); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+		if err := wire.ValidateVars(vars); err != nil {
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, err.Error())
 			return
 		}
 		id := r.PathValue("addonId")
 		if err := s.SetEnv(id, vars); err != nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.Env(id))
+		wire.WriteJSON(w, http.StatusOK, s.Env(id))
 	})
 	m.HandleFunc("DELETE /admin/addons/{addonId}", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.DeleteAddonOutOfBand("", r.PathValue("addonId")); err != nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -109,39 +112,39 @@ func (s *Server) adminRoutes() {
 	m.HandleFunc("GET /admin/addons/{addonId}/migrations", func(w http.ResponseWriter, r *http.Request) {
 		ms := s.Migrations(r.PathValue("addonId"))
 		if ms == nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, ms)
+		wire.WriteJSON(w, http.StatusOK, ms)
 	})
 	m.HandleFunc("GET /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
 		n, msg := s.pendingMigrationFailures()
-		writeJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
+		wire.WriteJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
 	})
 	m.HandleFunc("PUT /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readBody(w, r)
+		data, ok := wire.ReadBody(w, r)
 		if !ok {
 			return
 		}
 		var in migrationFailJSON
 		if err := json.Unmarshal(data, &in); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 			return
 		}
 		if in.Count < 0 {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, "count: must not be negative")
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, "count: must not be negative")
 			return
 		}
 		s.FailNextMigrations(in.Count, in.Message)
 		n, msg := s.pendingMigrationFailures()
-		writeJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
+		wire.WriteJSON(w, http.StatusOK, migrationFailJSON{Count: n, Message: msg})
 	})
 	m.HandleFunc("DELETE /admin/migrations/fail", func(w http.ResponseWriter, r *http.Request) {
 		s.FailNextMigrations(0, "")
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /admin/counts/owners/{ownerId}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.CountsFor(r.PathValue("ownerId")))
+		wire.WriteJSON(w, http.StatusOK, s.CountsFor(r.PathValue("ownerId")))
 	})
 	m.HandleFunc("GET /admin/addons/{addonId}/options", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("addonId")
@@ -149,25 +152,25 @@ func (s *Server) adminRoutes() {
 		known := s.find(id) != nil
 		s.mu.Unlock()
 		if !known {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
 		opts := s.CreateOptions(id)
 		if opts == nil {
 			opts = map[string]any{}
 		}
-		writeJSON(w, http.StatusOK, opts)
+		wire.WriteJSON(w, http.StatusOK, opts)
 	})
 	m.HandleFunc("GET /admin/operators/{realId}", func(w http.ResponseWriter, r *http.Request) {
 		info, ok := s.OperatorAddon(r.PathValue("realId"))
 		if !ok {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"info": info, "calls": s.OperatorCalls(r.PathValue("realId"))})
+		wire.WriteJSON(w, http.StatusOK, map[string]any{"info": info, "calls": s.OperatorCalls(r.PathValue("realId"))})
 	})
 	m.HandleFunc("POST /admin/private-plans", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readObjectBody(w, r)
+		data, ok := wire.ReadObjectBody(w, r)
 		if !ok {
 			return
 		}
@@ -177,22 +180,22 @@ func (s *Server) adminRoutes() {
 			Slug       string `json:"slug"`
 		}
 		if err := json.Unmarshal(data, &in); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 			return
 		}
-		if !validOwner(in.Owner) {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, "owner: not an owner id (orga_… or user_…)")
+		if !wire.ValidOwner(in.Owner) {
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, "owner: not an owner id (orga_… or user_…)")
 			return
 		}
 		id := s.AddPrivatePlan(in.Owner, in.ProviderID, in.Slug)
 		if id == "" {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, "unknown provider or empty slug")
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, "unknown provider or empty slug")
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"planId": id})
+		wire.WriteJSON(w, http.StatusOK, map[string]string{"planId": id})
 	})
 	m.HandleFunc("PUT /admin/providers/{providerId}/versions", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readObjectBody(w, r)
+		data, ok := wire.ReadObjectBody(w, r)
 		if !ok {
 			return
 		}
@@ -201,31 +204,31 @@ func (s *Server) adminRoutes() {
 			Default  string   `json:"default"`
 		}
 		if err := json.Unmarshal(data, &in); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 			return
 		}
 		id := r.PathValue("providerId")
-		if s.catalog.byID[id] == nil {
-			writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
+		if s.catalog.ByID[id] == nil {
+			wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "provider not found")
 			return
 		}
 		if len(in.Versions) == 0 || (in.Default != "" && !slices.Contains(in.Versions, in.Default)) {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, "versions: at least one, and default must be one of them")
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, "versions: at least one, and default must be one of them")
 			return
 		}
 		s.SetProviderVersions(id, in.Versions, in.Default)
-		writeJSON(w, http.StatusOK, map[string]any{"versions": s.ProviderVersions(id)})
+		wire.WriteJSON(w, http.StatusOK, map[string]any{"versions": s.ProviderVersions(id)})
 	})
 	m.HandleFunc("GET /admin/addons/{addonId}/backups", func(w http.ResponseWriter, r *http.Request) {
 		bs := s.Backups(r.PathValue("addonId"))
 		if bs == nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, bs)
+		wire.WriteJSON(w, http.StatusOK, bs)
 	})
 	m.HandleFunc("PUT /admin/addons/{addonId}/backups", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := readObjectBody(w, r)
+		data, ok := wire.ReadObjectBody(w, r)
 		if !ok {
 			return
 		}
@@ -233,18 +236,18 @@ func (s *Server) adminRoutes() {
 			Times []time.Time `json:"times"`
 		}
 		if err := json.Unmarshal(data, &in); err != nil {
-			writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+			wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 			return
 		}
 		id := r.PathValue("addonId")
 		if err := s.SetBackups(id, in.Times); err != nil {
-			addonNotFound(w)
+			wire.AddonNotFound(w)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.Backups(id))
+		wire.WriteJSON(w, http.StatusOK, s.Backups(id))
 	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, errIDNotFound, "Not Found (admin)")
+		wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "Not Found (admin)")
 	})
 }
 

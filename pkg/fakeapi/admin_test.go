@@ -138,7 +138,7 @@ func TestSeedDeterminism(t *testing.T) {
 		var addons []Addon
 		var envs [][]Variable
 		for _, kind := range []string{"postgresql-addon", "cellar-addon", "es-addon"} {
-			a := c.create(t, testOwner, createBody(s, kind, s.catalog.byID[kind].provider.Plans[0].Slug, "par"))
+			a := c.create(t, testOwner, createBody(s, kind, s.catalog.ByID[kind].Provider.Plans[0].Slug, "par"))
 			addons = append(addons, a)
 			envs = append(envs, s.Env(a.ID))
 		}

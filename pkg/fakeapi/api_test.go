@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 var (
@@ -258,7 +260,7 @@ func TestEnvPerKind(t *testing.T) {
 			}
 			var env []Variable
 			r.decode(t, &env)
-			if names := varNames(env); !slices.Equal(names, a.ConfigKeys) || !slices.IsSorted(names) {
+			if names := wire.VarNames(env); !slices.Equal(names, a.ConfigKeys) || !slices.IsSorted(names) {
 				t.Fatalf("env names %v != configKeys %v", names, a.ConfigKeys)
 			}
 			for _, v := range env {
@@ -294,7 +296,7 @@ func TestEnvPerKind(t *testing.T) {
 			case "fs-bucket":
 				// A provider the operator has no typed kind for (the generic Addon serves it).
 				m := envMap(env)
-				if !slices.Equal(varNames(env), []string{"BUCKET_FTP_PASSWORD", "BUCKET_FTP_USERNAME", "BUCKET_HOST"}) ||
+				if !slices.Equal(wire.VarNames(env), []string{"BUCKET_FTP_PASSWORD", "BUCKET_FTP_USERNAME", "BUCKET_HOST"}) ||
 					m["BUCKET_FTP_USERNAME"] != a.RealID || !strings.HasSuffix(m["BUCKET_HOST"], "-fsbucket.services.clever-cloud.com") {
 					t.Fatalf("fs-bucket env %v", m)
 				}
@@ -402,7 +404,7 @@ func TestConfigProvider(t *testing.T) {
 
 func TestUnknownRoutes(t *testing.T) {
 	s, c := newTest(t, Options{})
-	if e := c.do("GET", "/v3/whatever", nil).errBody(t, 404); e.ID != errIDNotFound {
+	if e := c.do("GET", "/v3/whatever", nil).errBody(t, 404); e.ID != wire.ErrIDNotFound {
 		t.Fatalf("%+v", e)
 	}
 	c.auth = "" // unknown routes answer 404 before authentication

@@ -1,33 +1,18 @@
 package fakeapi
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha512"
 	"crypto/subtle"
-	"encoding/base64"
-	"errors"
-	"net"
 	"net/http"
-	"net/url"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/oauth"
 )
 
-// Authentication failure messages. They never contain any part of the
-// request's credentials.
+// Authentication failure messages besides the OAuth1 ones (oauth.Msg…). They
+// never contain any part of the request's credentials.
 const (
 	msgMissingAuth     = "missing authorization: send an OAuth1 or Bearer Authorization header"
 	msgUnsupportedAuth = "unsupported authorization scheme (expected OAuth or Bearer)"
-	msgMalformedOAuth  = "malformed OAuth authorization header"
-	msgBadMethod       = "unsupported oauth_signature_method (expected HMAC-SHA512, HMAC-SHA1 or PLAINTEXT)"
-	msgBadVersion      = "unsupported oauth_version (expected 1.0)"
-	msgBadTimestamp    = "invalid oauth_timestamp"
-	msgStaleTimestamp  = "stale timestamp: oauth_timestamp is outside the accepted clock skew"
-	msgUnknownToken    = "unknown consumer key or token"
-	msgBadSignature    = "bad signature"
 	msgUnknownBearer   = "unknown bearer token"
 )
 
@@ -47,7 +32,7 @@ func (s *Server) authenticate(r *http.Request) string {
 	scheme, rest, _ := strings.Cut(h, " ")
 	switch strings.ToLower(scheme) {
 	case "oauth":
-		return s.checkOAuth(r, rest)
+		return oauth.Verify(r, rest, s.oauthCreds, s.now, s.opts.MaxClockSkew)
 	case "bearer":
 		return s.checkBearer(strings.TrimSpace(rest))
 	default:
@@ -67,201 +52,4 @@ func (s *Server) checkBearer(token string) string {
 		return msgUnknownBearer
 	}
 	return ""
-}
-
-// parseOAuthParams parses `k="v", k2="v2"` (the part after "OAuth ").
-// Values are percent-decoded (RFC 5849 §3.5.1); decoding is harmless for
-// clients that send raw base64 values. '+' is NOT turned into a space.
-func parseOAuthParams(s string) (map[string]string, error) {
-	params := map[string]string{}
-	for item := range strings.SplitSeq(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(item, "=")
-		if !ok {
-			return nil, errors.New("item without '='")
-		}
-		k = strings.TrimSpace(k)
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			v = v[1 : len(v)-1]
-		}
-		dv, err := url.PathUnescape(v)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := params[k]; dup {
-			return nil, errors.New("duplicate parameter")
-		}
-		params[k] = dv
-	}
-	return params, nil
-}
-
-func (s *Server) checkOAuth(r *http.Request, header string) string {
-	params, err := parseOAuthParams(header)
-	if err != nil {
-		return msgMalformedOAuth
-	}
-	method := params["oauth_signature_method"]
-	plaintext := method == "PLAINTEXT" || method == ""
-	if !plaintext && method != "HMAC-SHA512" && method != "HMAC-SHA1" {
-		return msgBadMethod
-	}
-	required := []string{"oauth_consumer_key", "oauth_token", "oauth_signature"}
-	if !plaintext {
-		// PLAINTEXT clients (clever-tools) may omit these; HMAC clients may not.
-		required = append(required, "oauth_signature_method", "oauth_timestamp", "oauth_nonce")
-	}
-	for _, k := range required {
-		if params[k] == "" {
-			return "missing " + k
-		}
-	}
-	if v, ok := params["oauth_version"]; ok && v != "1.0" {
-		return msgBadVersion
-	}
-	if ts, ok := params["oauth_timestamp"]; ok {
-		sec, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil {
-			return msgBadTimestamp
-		}
-		skew := s.opts.MaxClockSkew
-		d := s.now().Sub(time.Unix(sec, 0))
-		if d > skew || d < -skew {
-			return msgStaleTimestamp
-		}
-	}
-	cred, ok := s.findCredential(params["oauth_consumer_key"], params["oauth_token"])
-	if !ok {
-		return msgUnknownToken
-	}
-	got := []byte(params["oauth_signature"])
-	key := percentEncode(cred.ConsumerSecret) + "&" + percentEncode(cred.Secret)
-	if plaintext {
-		if hmac.Equal(got, []byte(key)) || hmac.Equal(got, []byte(cred.ConsumerSecret+"&"+cred.Secret)) {
-			return ""
-		}
-		return msgBadSignature
-	}
-	newHash := sha512.New
-	if method == "HMAC-SHA1" {
-		newHash = sha1.New
-	}
-	for _, base := range signatureBaseStrings(r, params) {
-		mac := hmac.New(newHash, []byte(key))
-		mac.Write([]byte(base))
-		want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
-		if hmac.Equal(got, []byte(want)) {
-			return ""
-		}
-	}
-	return msgBadSignature
-}
-
-func (s *Server) findCredential(consumerKey, token string) (Credential, bool) {
-	for _, c := range s.opts.Credentials {
-		k := subtle.ConstantTimeCompare([]byte(c.ConsumerKey), []byte(consumerKey))
-		t := subtle.ConstantTimeCompare([]byte(c.Token), []byte(token))
-		if k&t == 1 {
-			return c, true
-		}
-	}
-	return Credential{}, false
-}
-
-// signatureBaseStrings returns the candidate OAuth1 signature base strings of
-// r: the oauth10a form (query values taken raw, as the Rust SDK does) and the
-// RFC 5849 form (query values decoded), each for the Host header as sent and
-// lowercased (RFC 5849 §3.4.1.2; the Rust SDK's url crate and
-// internal/clevercloud lowercase it), with and without a default port. Most
-// requests yield a single candidate.
-func signatureBaseStrings(r *http.Request, oauthParams map[string]string) []string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if fp := r.Header.Get("X-Forwarded-Proto"); fp != "" {
-		first, _, _ := strings.Cut(fp, ",")
-		if first = strings.ToLower(strings.TrimSpace(first)); first == "http" || first == "https" {
-			scheme = first
-		}
-	}
-	hostForms := []string{r.Host}
-	if lower := strings.ToLower(r.Host); lower != r.Host {
-		hostForms = append(hostForms, lower)
-	}
-	var hosts []string
-	for _, host := range hostForms {
-		hosts = append(hosts, host)
-		if h, port, err := net.SplitHostPort(host); err == nil &&
-			((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) {
-			hosts = append(hosts, h)
-		}
-	}
-	path := r.URL.EscapedPath()
-
-	var base []string
-	for k, v := range oauthParams {
-		if k == "oauth_signature" || k == "realm" {
-			continue
-		}
-		base = append(base, k+"="+percentEncode(v))
-	}
-
-	paramSets := [][]string{base}
-	if r.URL.RawQuery != "" {
-		raw := slicesClone(base)
-		rfc := slicesClone(base)
-		for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
-			if pair == "" {
-				continue
-			}
-			k, v, _ := strings.Cut(pair, "=")
-			if _, isOAuth := oauthParams[k]; !isOAuth {
-				raw = append(raw, k+"="+percentEncode(v))
-			}
-			dk, err1 := url.QueryUnescape(k)
-			dv, err2 := url.QueryUnescape(v)
-			if err1 == nil && err2 == nil {
-				rfc = append(rfc, percentEncode(dk)+"="+percentEncode(dv))
-			}
-		}
-		paramSets = [][]string{raw, rfc}
-	}
-
-	var out []string
-	for _, ps := range paramSets {
-		sort.Strings(ps)
-		joined := strings.Join(ps, "&")
-		for _, h := range hosts {
-			out = append(out, percentEncode(strings.ToUpper(r.Method))+"&"+
-				percentEncode(scheme+"://"+h+path)+"&"+percentEncode(joined))
-		}
-	}
-	return out
-}
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
-// percentEncode encodes everything except the RFC 3986 unreserved characters
-// (A-Z a-z 0-9 - . _ ~), with uppercase hex digits.
-func percentEncode(s string) string {
-	const upperHex = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') ||
-			c == '-' || c == '.' || c == '_' || c == '~' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(upperHex[c>>4])
-		b.WriteByte(upperHex[c&15])
-	}
-	return b.String()
 }

@@ -140,21 +140,3 @@ func TestSkipAuth(t *testing.T) {
 		t.Fatalf("skip auth: %d %s", r.status, r.body)
 	}
 }
-
-func TestParseOAuthParams(t *testing.T) {
-	p, err := parseOAuthParams(`realm="x", oauth_signature="a%2Bb+c%3D", oauth_token="t"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p["oauth_signature"] != "a+b+c=" || p["oauth_token"] != "t" {
-		t.Fatalf("got %v", p)
-	}
-	for _, bad := range []string{`oauth_token`, `a="1", a="2"`, `a="%zz"`} {
-		if _, err := parseOAuthParams(bad); err == nil {
-			t.Fatalf("%q: want error", bad)
-		}
-	}
-	if got := percentEncode("a b/~*é"); got != "a%20b%2F~%2A%C3%A9" {
-		t.Fatalf("percentEncode = %q", got)
-	}
-}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // Backups of the add-ons Clever Cloud backs up: GET /v2/backups/{ownerId}/{ref}.
@@ -82,24 +84,24 @@ func (s *Server) backupRoutes() {
 
 func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
 	s.lockState()
 	rec := s.byRealID[r.PathValue("ref")]
 	var out []Backup
-	if rec != nil && rec.owner == owner && backupProviders[rec.kind.spec.providerID] {
+	if rec != nil && rec.owner == owner && backupProviders[rec.kind.Spec.ProviderID] {
 		out = s.backupsOf(rec, s.now())
 	} else {
 		rec = nil
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		writeError(w, http.StatusNotFound, errIDNotFound, "no backups found")
+		wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "no backups found")
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	wire.WriteJSON(w, http.StatusOK, out)
 }
 
 // backupTimes are the creation times of an add-on's backups, oldest first. Caller holds s.mu.
@@ -136,7 +138,7 @@ func (s *Server) backupsOf(rec *addonRecord, now time.Time) []Backup {
 		}
 		sig := uuid.NewSHA1(uuid.NameSpaceOID, []byte(id)).String()
 		url := fmt.Sprintf("https://backups.fake-clever-cloud.invalid/%s/%s.dump?X-Amz-Signature=sig%s", realID, id, sig)
-		if rec.kind.spec.providerID == "es-addon" {
+		if rec.kind.Spec.ProviderID == "es-addon" {
 			b.Link = url
 			pw := "es-backup-pw-" + sig
 			b.RestoreCommand = fmt.Sprintf("curl -XPOST -u %s:%s https://%s-elasticsearch.services.clever-cloud.com/_snapshot/cc-s3-repository/%s/_restore", realID, pw, realID, id)
@@ -156,7 +158,7 @@ func (s *Server) SetBackups(addonID string, times []time.Time) error {
 	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
-	if rec == nil || !backupProviders[rec.kind.spec.providerID] {
+	if rec == nil || !backupProviders[rec.kind.Spec.ProviderID] {
 		return fmt.Errorf("%w (or no backups for its provider): %s", ErrNotFound, addonID)
 	}
 	if s.backupOverrides == nil {
@@ -175,7 +177,7 @@ func (s *Server) Backups(addonID string) []Backup {
 	s.lockState()
 	defer s.mu.Unlock()
 	rec := s.find(addonID)
-	if rec == nil || !backupProviders[rec.kind.spec.providerID] {
+	if rec == nil || !backupProviders[rec.kind.Spec.ProviderID] {
 		return nil
 	}
 	return s.backupsOf(rec, s.now())

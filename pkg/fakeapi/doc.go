@@ -17,4 +17,12 @@
 // can inject latency, 503s, 429s and outages, counts calls per route and per
 // owner, and exposes unauthenticated test-only /admin/ endpoints.
 // The standalone binary is hack/fakeapi.
+//
+// This package holds the server's state and its handlers. What needs no
+// server state lives in its subpackages, none of which imports this one: wire
+// (the wire types, re-exported here), catalog (providers, plans, versions,
+// prices, create options, generated env), oauth (OAuth1 verification), faults
+// (fault descriptions and their injection), migration (one migration's
+// timeline), networkgroups (Network Groups, under the server's lock) and
+// operatoraddon (the v4 data of the operator add-ons).
 package fakeapi

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/catalog"
 )
 
 var testCred = Credential{
@@ -48,7 +50,7 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// ---- an OAuth1 signer written independently of auth.go, following
+// ---- an OAuth1 signer written independently of pkg/fakeapi/oauth, following
 // clever-cloud-api.md §4.2 (oauth10a 2.0.2) ----
 
 func rfc3986(s string) string {
@@ -260,7 +262,7 @@ func (s *syncWriter) String() string {
 
 // Test-only helpers on the wire types (the client has its own).
 
-func (m Migration) FailedStep() (MigrationStep, bool) {
+func failedStep(m Migration) (MigrationStep, bool) {
 	for _, s := range m.Steps {
 		if s.Status == MigrationFailed {
 			return s, true
@@ -269,22 +271,22 @@ func (m Migration) FailedStep() (MigrationStep, bool) {
 	return MigrationStep{}, false
 }
 
-func (m Migration) Done() bool {
+func migrationDone(m Migration) bool {
 	return m.Status != MigrationRunning && m.Status != MigrationRecovering
 }
 
-func (m Migration) Succeeded() bool { return m.Status == MigrationOK }
+func migrationSucceeded(m Migration) bool { return m.Status == MigrationOK }
 
-func (p *ProviderInfo) Versions() []string {
+func infoVersions(p ProviderInfo) []string {
 	out := make([]string, 0, len(p.Dedicated))
 	for v := range p.Dedicated {
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return compareVersions(out[i], out[j]) < 0 })
+	sort.Slice(out, func(i, j int) bool { return catalog.CompareVersions(out[i], out[j]) < 0 })
 	return out
 }
 
-func (p *ProviderInfo) HasVersion(v string) bool { _, ok := p.Dedicated[v]; return ok }
+func hasVersion(p ProviderInfo, v string) bool { _, ok := p.Dedicated[v]; return ok }
 
 // newTestHosts starts the API host and the bridge host over one state;
 // opts.Credentials defaults to testCred. api signs with OAuth1, bridge sends

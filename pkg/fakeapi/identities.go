@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/oauth"
 )
 
 // ---- several identities (users) on one server ----
@@ -29,7 +31,7 @@ func requestToken(r *http.Request) string {
 	case "bearer":
 		return strings.TrimSpace(rest)
 	case "oauth":
-		if p, err := parseOAuthParams(rest); err == nil {
+		if p, err := oauth.ParseParams(rest); err == nil {
 			return p["oauth_token"]
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 const (
@@ -288,8 +290,8 @@ func TestMigrationValidation(t *testing.T) {
 
 	// Providers that cannot migrate.
 	for _, prov := range []string{"addon-pulsar", "config-provider", "kv", "metabase", "keycloak", "addon-matomo", "otoroshi", "azimutt", "cellar-addon"} {
-		k := s.catalog.byID[prov]
-		a := c.create(t, testOwner, createBody(s, prov, k.provider.Plans[0].Slug, "par"))
+		k := s.catalog.ByID[prov]
+		a := c.create(t, testOwner, createBody(s, prov, k.Provider.Plans[0].Slug, "par"))
 		e := c.do("POST", migrationsPath(testOwner, a.ID), migBody(a.Plan.ID, "par", nil)).errBody(t, 400)
 		if e.Message != "migration not supported for "+prov {
 			t.Errorf("%s: %q", prov, e.Message)
@@ -299,7 +301,7 @@ func TestMigrationValidation(t *testing.T) {
 	// Concurrent migration: 409 naming the running one; an empty version is null.
 	m := c.startMig(t, testOwner, pg.ID, migBody(pgPlan, "par", ""))
 	e := c.do("POST", p, migBody(s.PlanID("postgresql-addon", "m_med"), "par", "16")).errBody(t, http.StatusConflict)
-	if !strings.Contains(e.Message, "already running") || !strings.Contains(e.Message, m.MigrationID) || e.ID != errIDConflict {
+	if !strings.Contains(e.Message, "already running") || !strings.Contains(e.Message, m.MigrationID) || e.ID != wire.ErrIDConflict {
 		t.Fatalf("409 = %+v", e)
 	}
 	// Unknown migration: GET and DELETE are 404; a migration of another add-on too.
@@ -341,7 +343,7 @@ func TestMigrationFailureInjection(t *testing.T) {
 		last.EndDate != "2026-03-01T12:00:05.000Z" {
 		t.Fatalf("failed migration = %+v", m)
 	}
-	if fs, ok := m.FailedStep(); !ok || fs.Value != "DUMP_AND_RESTORE" || !m.Done() || m.Succeeded() {
+	if fs, ok := failedStep(m); !ok || fs.Value != "DUMP_AND_RESTORE" || !migrationDone(m) || migrationSucceeded(m) {
 		t.Fatalf("helpers on %+v", m)
 	}
 	clock.Add(time.Hour)
@@ -363,7 +365,7 @@ func TestMigrationFailureInjection(t *testing.T) {
 	m = c.startMig(t, testOwner, a.ID, migBody(target, "par", nil))
 	clock.Add(time.Minute)
 	m = c.getMig(t, testOwner, a.ID, m.MigrationID)
-	if fs, _ := m.FailedStep(); m.Status != "FAILED" || fs.Value != "UPDATE_DNS" || !strings.Contains(fs.Message, "UPDATE_DNS") {
+	if fs, _ := failedStep(m); m.Status != "FAILED" || fs.Value != "UPDATE_DNS" || !strings.Contains(fs.Message, "UPDATE_DNS") {
 		t.Fatalf("mysql failure: %+v", m)
 	}
 	rd := c.create(t, testOwner, createBody(s, "redis-addon", "s_mono", "par"))
@@ -427,7 +429,7 @@ func TestMigrationAbort(t *testing.T) {
 	c.do("DELETE", path, nil).wantMessage(t)
 	m = c.getMig(t, testOwner, a.ID, m.MigrationID)
 	last := m.Steps[len(m.Steps)-1]
-	if m.Status != "ABORTED" || last.Status != "ABORTED" || last.EndDate != "2026-03-01T12:00:01.000Z" || !m.Done() {
+	if m.Status != "ABORTED" || last.Status != "ABORTED" || last.EndDate != "2026-03-01T12:00:01.000Z" || !migrationDone(m) {
 		t.Fatalf("aborted = %+v", m)
 	}
 	clock.Add(time.Hour)
@@ -536,7 +538,7 @@ func TestProviderInfo(t *testing.T) {
 	}
 	var info ProviderInfo
 	r.decode(t, &info)
-	if info.ProviderID != "postgresql-addon" || !slices.Equal(info.Versions(), []string{"14", "15", "16", "17", "18"}) ||
+	if info.ProviderID != "postgresql-addon" || !slices.Equal(infoVersions(info), []string{"14", "15", "16", "17", "18"}) ||
 		info.DefaultDedicatedVersion != "15" || len(info.Clusters) != 3 || info.Clusters[0].Version != "15" ||
 		!strings.HasPrefix(info.Clusters[0].ID, "cluster_") {
 		t.Fatalf("pg info %+v", info)
@@ -546,7 +548,7 @@ func TestProviderInfo(t *testing.T) {
 	} {
 		var pi ProviderInfo
 		c.do("GET", "/v4/addon-providers/"+prov, nil).decode(t, &pi)
-		if strings.Join(pi.Versions(), " ") != want || !pi.HasVersion(pi.DefaultDedicatedVersion) || pi.Clusters == nil {
+		if strings.Join(infoVersions(pi), " ") != want || !hasVersion(pi, pi.DefaultDedicatedVersion) || pi.Clusters == nil {
 			t.Errorf("%s: %+v", prov, pi)
 		}
 		if got := strings.Join(s.ProviderVersions(prov), " "); got != want {
@@ -559,34 +561,5 @@ func TestProviderInfo(t *testing.T) {
 	}
 	if s.Counts()[routeProviderInfo] != 7 {
 		t.Fatalf("counts %v", s.Counts())
-	}
-}
-
-// TestVersionTableInvariants keeps the version table and the catalogue in step.
-func TestVersionTableInvariants(t *testing.T) {
-	s := New(Options{})
-	for id, vs := range providerVersions {
-		k := s.catalog.byID[id]
-		if k == nil {
-			t.Fatalf("%s is not in the catalogue", id)
-		}
-		if !slices.Contains(vs.offered, k.spec.defaultVersion) {
-			t.Errorf("%s: default version %s not offered", id, k.spec.defaultVersion)
-		}
-		if !slices.IsSortedFunc(vs.offered, compareVersions) {
-			t.Errorf("%s: offered versions not sorted", id)
-		}
-	}
-	if got := len(MigrationSteps()); got != len(migrationInstantSteps)+len(FailableMigrationSteps()) ||
-		!slices.Contains(FailableMigrationSteps(), DefaultMigrationFailureStep) {
-		t.Fatal("step lists")
-	}
-	for _, tc := range []struct {
-		target, current string
-		less            bool
-	}{{"14", "15", true}, {"8", "8.19.9", false}, {"7", "8.19.9", true}, {"8.0", "8.4", true}, {"8.8.0", "7.2.4", false}, {"16", "15", false}} {
-		if got := versionPrefixLess(tc.target, tc.current); got != tc.less {
-			t.Errorf("versionPrefixLess(%s, %s) = %v", tc.target, tc.current, got)
-		}
 	}
 }

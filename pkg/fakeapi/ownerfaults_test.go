@@ -90,26 +90,3 @@ func TestHiddenProvidersAndRevokedTokens(t *testing.T) {
 		t.Fatalf("bearer after restore: %d", r.status)
 	}
 }
-
-func TestOwnerFaultsJSON(t *testing.T) {
-	s, _ := newTest(t, Options{})
-	f, err := faultsFromJSON([]byte(`{"owners":{"`+testOwner+`":{"status":500,"retryAfter":"2s","latency":"10ms","malformedJSON":true,"extraEnv":[{"name":"A","value":"b"}]}},"hiddenProviders":["kv"],"revokedTokens":["t"]}`), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	of := f.Owners[testOwner]
-	if of.Status != 500 || of.RetryAfter != 2*time.Second || of.Latency != 10*time.Millisecond || !of.MalformedJSON || len(of.ExtraEnv) != 1 ||
-		f.HiddenProviders[0] != "kv" || f.RevokedTokens[0] != "t" {
-		t.Fatalf("%+v", f)
-	}
-	s.SetFaults(f)
-	back := faultsToJSON(s.Faults())
-	if back.Owners[testOwner].RetryAfter != "2s" || back.HiddenProviders[0] != "kv" {
-		t.Fatalf("%+v", back)
-	}
-	for _, bad := range []string{`{"owners":{"acme":{}}}`, `{"owners":{"` + testOwner + `":{"status":200}}}`, `{"owners":{"` + testOwner + `":{"latency":"x"}}}`} {
-		if _, err := faultsFromJSON([]byte(bad), time.Now()); err == nil {
-			t.Fatalf("accepted %s", bad)
-		}
-	}
-}

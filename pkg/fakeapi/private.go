@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/catalog"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // ---- organisation-private plans (GET /v2/products/addonproviders?orgaId=) ----
@@ -22,7 +25,7 @@ var privatePlanNamespace = uuid.MustParse("9d3b1f70-2c4e-5a86-b1d9-4e7f0a2c6b15"
 // in every region of the provider, priced 0. Adding the same slug twice
 // returns the same id. It returns "" for an unknown provider.
 func (s *Server) AddPrivatePlan(owner, providerID, slug string) string {
-	k := s.catalog.byID[providerID]
+	k := s.catalog.ByID[providerID]
 	if k == nil || slug == "" {
 		return ""
 	}
@@ -39,15 +42,15 @@ func (s *Server) AddPrivatePlan(owner, providerID, slug string) string {
 			return id
 		}
 	}
-	priceID := k.spec.family + "." + slug
+	priceID := k.Spec.Family + "." + slug
 	pl := &Plan{
 		ID:       id,
-		Name:     planName(slug) + " (private)",
+		Name:     catalog.PlanName(slug) + " (private)",
 		Slug:     slug,
 		Price:    0,
 		PriceID:  &priceID,
-		Features: []PlanFeature{typeFeature(true)},
-		Zones:    slices.Clone(k.provider.Regions),
+		Features: []PlanFeature{catalog.TypeFeature(true)},
+		Zones:    slices.Clone(k.Provider.Regions),
 	}
 	byProvider[providerID] = append(byProvider[providerID], pl)
 	return id
@@ -59,7 +62,7 @@ func (s *Server) privatePlan(owner, providerID, planID string) *Plan {
 	defer s.mu.Unlock()
 	for _, pl := range s.privatePlans[owner][providerID] {
 		if pl.ID == planID {
-			out := clonePlan(*pl)
+			out := wire.ClonePlan(*pl)
 			return &out
 		}
 	}
@@ -68,23 +71,23 @@ func (s *Server) privatePlan(owner, providerID, planID string) *Plan {
 
 // providerFor renders a provider with its public plans and, when owner is
 // not empty, owner's private plans.
-func (s *Server) providerFor(k *kind, owner string) Provider {
-	p := cloneProvider(k.provider, true)
+func (s *Server) providerFor(k *catalog.Kind, owner string) Provider {
+	p := wire.CloneProvider(k.Provider, true)
 	if owner == "" {
 		return p
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, pl := range s.privatePlans[owner][k.spec.providerID] {
-		p.Plans = append(p.Plans, clonePlan(*pl))
+	for _, pl := range s.privatePlans[owner][k.Spec.ProviderID] {
+		p.Plans = append(p.Plans, wire.ClonePlan(*pl))
 	}
 	return p
 }
 
 // providersFor is the catalogue as GET /v2/products/addonproviders[?orgaId=owner] shows it.
 func (s *Server) providersFor(owner string) []Provider {
-	out := make([]Provider, 0, len(s.catalog.kinds))
-	for _, k := range s.catalog.kinds {
+	out := make([]Provider, 0, len(s.catalog.Kinds))
+	for _, k := range s.catalog.Kinds {
 		out = append(out, s.providerFor(k, owner))
 	}
 	return out
@@ -158,5 +161,5 @@ func (s *Server) Organisations() []Organisation {
 }
 
 func (s *Server) getOrganisations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.organisationsFor(r))
+	wire.WriteJSON(w, http.StatusOK, s.organisationsFor(r))
 }

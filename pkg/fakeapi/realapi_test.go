@@ -282,7 +282,7 @@ func TestOperatorVersionUpdate(t *testing.T) {
 	// The provider endpoint announces the same versions.
 	var pi ProviderInfo
 	c.do("GET", "/v4/addon-providers/keycloak", nil).decode(t, &pi)
-	if !slices.Equal(pi.Versions(), []string{"26.1.4", "26.2.5", "26.3.0"}) || pi.DefaultDedicatedVersion != "26.1.4" {
+	if !slices.Equal(infoVersions(pi), []string{"26.1.4", "26.2.5", "26.3.0"}) || pi.DefaultDedicatedVersion != "26.1.4" {
 		t.Fatalf("provider info %+v", pi)
 	}
 }

@@ -1,14 +1,12 @@
 package fakeapi
 
 import (
-	"bytes"
 	"cmp"
 	crand "crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -18,7 +16,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/catalog"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/faults"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/migration"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/networkgroups"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/oauth"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/operatoraddon"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // Credential is one accepted OAuth1 credential set. A Credential with an
@@ -105,23 +109,13 @@ const (
 // ErrNotFound is returned by the state-changing helpers for an unknown add-on.
 var ErrNotFound = errors.New("fakeapi: add-on not found")
 
-// Error ids used in error bodies.
-const (
-	errIDBadRequest       = 4000
-	errIDUnauthorized     = 401
-	errIDNotFound         = 4004
-	errIDMethodNotAllowed = 4005
-	errIDConflict         = 4009
-	errIDTooLarge         = 4013
-)
-
 // Server is the in-memory fake of the Clever Cloud API. It is an
 // http.Handler and is safe for concurrent use.
 type Server struct {
 	opts    Options
 	now     func() time.Time
 	logger  *slog.Logger
-	catalog *catalog
+	catalog *catalog.Catalog
 	api     *http.ServeMux
 	admin   *http.ServeMux
 
@@ -136,10 +130,9 @@ type Server struct {
 	failNext    int // FailNextMigrations count
 	failNextMsg string
 
-	faultMu  sync.Mutex // guards faults, rlHits, faultRng
-	faults   Faults
-	rlHits   []time.Time
-	faultRng *rand.Rand
+	faults *faults.Injector // injected faults (its own lock)
+	// oauthCreds are Options.Credentials as the OAuth1 check takes them.
+	oauthCreds []oauth.Credential
 
 	countMu     sync.Mutex
 	counts      map[string]int
@@ -155,27 +148,25 @@ type Server struct {
 	// backupOverrides are the backups tests set (SetBackups, backups.go).
 	backupOverrides map[*addonRecord]*backupState
 	// Network Groups (networkgroups.go)
-	ngs      []*ngRecord
-	ngDelay  map[string]time.Duration // owner -> delay
-	ngSeq    int
+	ngs      *networkgroups.Store
 	verMu    sync.Mutex
-	versions map[string]versionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
+	versions map[string]catalog.VersionSpec // providerId -> versions (SetProviderVersions); guarded by verMu
 }
 
 // addonRecord is the stored state of one add-on. Future per-add-on state
 // (tags...) belongs here.
 type addonRecord struct {
 	owner      string
-	options    map[string]any // the create request's "options", as sent
-	private    bool           // created with an org-private plan
-	op         *operatorState // v4 data of an operator add-on (nil otherwise)
+	options    map[string]any       // the create request's "options", as sent
+	private    bool                 // created with an org-private plan
+	op         *operatoraddon.State // v4 data of an operator add-on (nil otherwise)
 	seq        uint64
-	kind       *kind
+	kind       *catalog.Kind
 	addon      Addon // Provider without plans
 	env        []Variable
-	readyAt    time.Time          // env reads as [] before this instant
-	version    string             // options.version or the provider default ("" if none)
-	migrations []*migrationRecord // oldest first
+	readyAt    time.Time           // env reads as [] before this instant
+	version    string              // options.version or the provider default ("" if none)
+	migrations []*migration.Record // oldest first
 }
 
 // New returns a Server seeded with every provider of the operator.
@@ -196,22 +187,21 @@ func New(opts Options) *Server {
 		opts:     opts,
 		now:      opts.Now,
 		logger:   opts.Logger,
-		catalog:  newCatalog(),
+		catalog:  catalog.New(),
 		api:      http.NewServeMux(),
 		admin:    http.NewServeMux(),
 		byID:     map[string]*addonRecord{},
 		byRealID: map[string]*addonRecord{},
-		faults:   opts.Faults.clone(),
 		counts:   map[string]int{},
 		byStatus: map[string]map[int]int{},
 
 		ownerCounts:  map[string]map[string]int{},
 		privatePlans: map[string]map[string][]*Plan{},
 		orgs:         map[string]bool{},
-		versions:     cloneVersionSpecs(providerVersions),
+		versions:     catalog.Versions(),
 
 		migrating:   map[*addonRecord]bool{},
-		failNextMsg: defaultMigrationFailureMessage,
+		failNextMsg: migration.DefaultFailureMessage,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -220,8 +210,12 @@ func New(opts Options) *Server {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.rng = rand.New(rand.NewChaCha8(seedBytes(opts.Seed, 1)))
-	s.faultRng = rand.New(rand.NewChaCha8(seedBytes(opts.Seed, 2)))
+	s.faults = faults.NewInjector(opts.Faults, rand.New(rand.NewChaCha8(seedBytes(opts.Seed, 2))))
+	for _, c := range opts.Credentials {
+		s.oauthCreds = append(s.oauthCreds, oauth.Credential{ConsumerKey: c.ConsumerKey, ConsumerSecret: c.ConsumerSecret, Token: c.Token, TokenSecret: c.Secret})
+	}
 	s.self = s.newSelf()
+	s.ngs = s.newNetworkGroups()
 	s.routes()
 	s.adminRoutes()
 	return s
@@ -259,13 +253,21 @@ func seedBytes(seed int64, stream byte) [32]byte {
 
 // newUUID returns a random (v4) UUID string from the server's generator.
 // Caller holds s.mu (or is New).
-func (s *Server) newUUID() string {
-	var u uuid.UUID
-	binary.LittleEndian.PutUint64(u[:8], s.rng.Uint64())
-	binary.LittleEndian.PutUint64(u[8:], s.rng.Uint64())
-	u[6] = (u[6] & 0x0f) | 0x40
-	u[8] = (u[8] & 0x3f) | 0x80
-	return u.String()
+func (s *Server) newUUID() string { return catalog.RandUUID(s.rng) }
+
+// randString returns n characters of alphabet from the server's generator.
+// Caller holds s.mu.
+func (s *Server) randString(alphabet string, n int) string {
+	return catalog.RandString(s.rng, alphabet, n)
+}
+
+// generateEnv builds the environment of a new (or just migrated) add-on of
+// kind k; version "" is the provider's default. Caller holds s.mu.
+func (s *Server) generateEnv(k *catalog.Kind, ownerID, realID string, plan *Plan, region, version string) []Variable {
+	if version == "" {
+		version = s.defaultVersionOf(k)
+	}
+	return catalog.GenerateEnv(k, s.rng, ownerID, realID, plan, region, version)
 }
 
 func (s *Server) newSelf() Self {
@@ -353,107 +355,28 @@ func (s *Server) apiHandler(route string, guarded bool, h http.HandlerFunc) http
 		var out http.ResponseWriter = rec
 		if guarded {
 			s.countOwner(s.requestOwner(r), route)
-			if s.preAuthFaults(rec, r) {
+			if s.faults.PreAuth(rec, r, s.now()) {
 				return
 			}
 			if authErr = s.authenticate(r); authErr == "" && s.revokedToken(r) {
-				authErr = msgRevokedToken
+				authErr = faults.MsgRevokedToken
 			}
 			if authErr != "" {
-				writeError(rec, http.StatusUnauthorized, errIDUnauthorized, authErr)
+				wire.WriteError(rec, http.StatusUnauthorized, wire.ErrIDUnauthorized, authErr)
 				return
 			}
 			r = s.withToken(r, route)
 			var answered bool
-			if out, answered = s.applyOwnerFault(rec, r, route); answered {
+			if out, answered = s.faults.ApplyOwner(rec, r, route); answered {
 				return
 			}
-			if s.injectError(rec, route) {
+			if s.faults.InjectError(rec, route) {
 				return
 			}
 		}
 		h(out, r)
-		if b, ok := out.(*bodyRewriter); ok {
-			b.finish()
-		}
+		faults.Finish(out)
 	})
-}
-
-func (s *Server) countRequest(route string) {
-	s.countMu.Lock()
-	s.counts[route]++
-	s.countMu.Unlock()
-}
-
-func (s *Server) countStatus(route string, code int) {
-	s.countMu.Lock()
-	m := s.byStatus[route]
-	if m == nil {
-		m = map[int]int{}
-		s.byStatus[route] = m
-	}
-	m[code]++
-	s.countMu.Unlock()
-}
-
-// Counts returns the number of API requests per route key (the ServeMux
-// pattern, e.g. "GET /v2/organisations/{ownerId}/addons/{addonId}"),
-// including requests answered by an injected fault or an auth failure.
-// Requests matching no route are counted under RouteUnmatched. Admin
-// requests are never counted.
-func (s *Server) Counts() map[string]int {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	out := make(map[string]int, len(s.counts))
-	for k, v := range s.counts {
-		out[k] = v
-	}
-	return out
-}
-
-// CountsByStatus returns, per route key, the number of answers per HTTP status.
-func (s *Server) CountsByStatus() map[string]map[int]int {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	out := make(map[string]map[int]int, len(s.byStatus))
-	for k, m := range s.byStatus {
-		c := make(map[int]int, len(m))
-		for code, n := range m {
-			c[code] = n
-		}
-		out[k] = c
-	}
-	return out
-}
-
-// ResetCounts clears both counters.
-func (s *Server) ResetCounts() {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	s.counts = map[string]int{}
-	s.byStatus = map[string]map[int]int{}
-	s.byOwner = map[string]int{}
-	s.ownerCounts = map[string]map[string]int{}
-	s.tokenCounts = map[string]map[string]int{}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		data, _ = json.Marshal(ErrorBody{ID: 500, Message: "fakeapi: cannot encode response", Type: "error"})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(data)
-}
-
-func writeError(w http.ResponseWriter, status int, id int64, msg string) {
-	writeJSON(w, status, ErrorBody{ID: id, Message: msg, Type: "error"})
-}
-
-func writeFieldsError(w http.ResponseWriter, msg string, fields map[string]string) {
-	writeJSON(w, http.StatusBadRequest, ErrorBody{ID: errIDBadRequest, Message: msg, Type: "error", Fields: fields})
 }
 
 // ---- API routes ----
@@ -479,7 +402,7 @@ func (s *Server) routes() {
 	s.handle("POST /v4/cellar/organisations/{ownerId}/cellar/{realId}/credentials/renew", s.renewCellar)
 	s.handle("GET /v4/billing/price-system", s.getListPriceSystem)
 	s.handle("GET /v4/billing/organisations/{ownerId}/price-system", s.getOrgPriceSystem)
-	s.networkGroupRoutes()
+	s.ngs.Routes()
 	s.operatorRoutes()
 	s.backupRoutes()
 	s.api.Handle("/", s.apiHandler(RouteUnmatched, false, s.unmatched))
@@ -496,116 +419,53 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeError(w, http.StatusMethodNotAllowed, errIDMethodNotAllowed, "Method not allowed")
+		wire.WriteError(w, http.StatusMethodNotAllowed, wire.ErrIDMethodNotAllowed, "Method not allowed")
 		return
 	}
-	writeError(w, http.StatusNotFound, errIDNotFound, "Not Found")
-}
-
-func validOwner(id string) bool {
-	return (strings.HasPrefix(id, "orga_") || strings.HasPrefix(id, "user_")) && len(id) > len("orga_")
-}
-
-func ownerNotFound(w http.ResponseWriter) {
-	writeError(w, http.StatusNotFound, errIDNotFound, "organisation not found")
-}
-
-func addonNotFound(w http.ResponseWriter) {
-	writeError(w, http.StatusNotFound, errIDNotFound, "addon not found")
+	wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "Not Found")
 }
 
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.selfFor(r))
+	wire.WriteJSON(w, http.StatusOK, s.selfFor(r))
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 	ps := s.providersFor(r.URL.Query().Get("orgaId"))
 	ps = slices.DeleteFunc(ps, func(p Provider) bool { return s.providerHidden(p.ID) })
-	writeJSON(w, http.StatusOK, ps)
+	wire.WriteJSON(w, http.StatusOK, ps)
 }
 
 func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
-	k := s.catalog.byID[r.PathValue("providerId")]
-	if k == nil || s.providerHidden(k.spec.providerID) {
-		writeError(w, http.StatusNotFound, errIDNotFound, "provider not found")
+	k := s.catalog.ByID[r.PathValue("providerId")]
+	if k == nil || s.providerHidden(k.Spec.ProviderID) {
+		wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "provider not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.providerFor(k, r.URL.Query().Get("orgaId")))
+	wire.WriteJSON(w, http.StatusOK, s.providerFor(k, r.URL.Query().Get("orgaId")))
 }
 
 func (s *Server) listAddons(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.Addons(owner))
-}
-
-const maxBody = 1 << 20
-
-// readBody reads a JSON request body, answering 400/413 itself on failure.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, "cannot read request body")
-		return nil, false
-	}
-	if len(data) > maxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, errIDTooLarge, "request body too large")
-		return nil, false
-	}
-	return data, true
-}
-
-// jsonErrorMessage describes a decoding error without quoting the body.
-func jsonErrorMessage(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("invalid JSON body: field %q has the wrong type (expected %s)", te.Field, te.Type)
-	}
-	return "invalid JSON body: malformed JSON"
-}
-
-// decodeObjectBody reads a JSON object body into v, answering 400/413 itself on failure.
-func decodeObjectBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, ok := readObjectBody(w, r)
-	if !ok {
-		return false
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
-		return false
-	}
-	return true
-}
-
-// readObjectBody reads a request body that must be a JSON object (400 otherwise).
-func readObjectBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	data, ok := readBody(w, r)
-	if !ok {
-		return nil, false
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, "invalid JSON body: expected a JSON object")
-		return nil, false
-	}
-	return data, true
+	wire.WriteJSON(w, http.StatusOK, s.Addons(owner))
 }
 
 func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
-	data, ok := readObjectBody(w, r)
+	data, ok := wire.ReadObjectBody(w, r)
 	if !ok {
 		return
 	}
-	var body createRequest // "options": null or missing leaves Options nil
+	var body wire.CreateRequest // "options": null or missing leaves Options nil
 	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 		return
 	}
 	missing := map[string]string{}
@@ -624,53 +484,53 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		writeFieldsError(w, "missing required field(s): "+strings.Join(names, ", "), missing)
+		wire.WriteFieldsError(w, "missing required field(s): "+strings.Join(names, ", "), missing)
 		return
 	}
 	for key, v := range body.Options {
 		switch v.(type) {
 		case string, bool, float64, nil:
 		default:
-			writeFieldsError(w, fmt.Sprintf("option %q must be a string", key), map[string]string{"options." + key: "must be a string"})
+			wire.WriteFieldsError(w, fmt.Sprintf("option %q must be a string", key), map[string]string{"options." + key: "must be a string"})
 			return
 		}
 	}
-	k := s.catalog.byID[body.ProviderID]
+	k := s.catalog.ByID[body.ProviderID]
 	if k == nil || s.providerHidden(body.ProviderID) {
-		writeFieldsError(w, fmt.Sprintf("unknown provider %q", body.ProviderID), map[string]string{"providerId": "unknown provider"})
+		wire.WriteFieldsError(w, fmt.Sprintf("unknown provider %q", body.ProviderID), map[string]string{"providerId": "unknown provider"})
 		return
 	}
-	plan, private := k.planByID[body.Plan], false
+	plan, private := k.PlanByID[body.Plan], false
 	if plan == nil {
-		plan = s.privatePlan(owner, k.spec.providerID, body.Plan)
+		plan = s.privatePlan(owner, k.Spec.ProviderID, body.Plan)
 		private = plan != nil
 	}
 	if plan == nil {
-		writeFieldsError(w, fmt.Sprintf("plan %q is not a plan id of provider %s", body.Plan, k.spec.providerID),
+		wire.WriteFieldsError(w, fmt.Sprintf("plan %q is not a plan id of provider %s", body.Plan, k.Spec.ProviderID),
 			map[string]string{"plan": "not a plan id of this provider"})
 		return
 	}
-	if !slices.Contains(k.provider.Regions, body.Region) {
-		writeFieldsError(w, fmt.Sprintf("region %q is not available for provider %s (available: %s)",
-			body.Region, k.spec.providerID, strings.Join(k.provider.Regions, ", ")),
+	if !slices.Contains(k.Provider.Regions, body.Region) {
+		wire.WriteFieldsError(w, fmt.Sprintf("region %q is not available for provider %s (available: %s)",
+			body.Region, k.Spec.ProviderID, strings.Join(k.Provider.Regions, ", ")),
 			map[string]string{"region": "not available for this provider"})
 		return
 	}
 	if !slices.Contains(plan.Zones, body.Region) {
-		writeFieldsError(w, fmt.Sprintf("plan %s of provider %s is not available in region %q (available: %s)",
-			plan.Slug, k.spec.providerID, body.Region, strings.Join(plan.Zones, ", ")),
+		wire.WriteFieldsError(w, fmt.Sprintf("plan %s of provider %s is not available in region %q (available: %s)",
+			plan.Slug, k.Spec.ProviderID, body.Region, strings.Join(plan.Zones, ", ")),
 			map[string]string{"region": "not available for this plan"})
 		return
 	}
-	if field, msg := checkOptions(k.spec.providerID, plan, body.Options); field != "" {
-		writeFieldsError(w, msg, map[string]string{field: "invalid"})
+	if field, msg := catalog.CheckOptions(k.Spec.ProviderID, plan, body.Options); field != "" {
+		wire.WriteFieldsError(w, msg, map[string]string{field: "invalid"})
 		return
 	}
-	if v := body.option("version"); v != "" && k.spec.operator != "" {
+	if v := body.Option("version"); v != "" && k.Spec.Operator != "" {
 		// Operator add-ons validate the version at creation and list the
 		// supported ones (documentation changelog 2025-07-28).
-		if vs, ok := s.versionSpecOf(k.spec.providerID); ok && !slices.Contains(vs.offered, v) {
-			writeFieldsError(w, fmt.Sprintf("version %q is not supported by %s (supported: %s)", v, k.spec.providerID, strings.Join(vs.offered, ", ")),
+		if vs, ok := s.versionSpecOf(k.Spec.ProviderID); ok && !slices.Contains(vs.Offered, v) {
+			wire.WriteFieldsError(w, fmt.Sprintf("version %q is not supported by %s (supported: %s)", v, k.Spec.ProviderID, strings.Join(vs.Offered, ", ")),
 				map[string]string{"options.version": "not supported"})
 			return
 		}
@@ -686,13 +546,13 @@ func (s *Server) createAddon(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	writeJSON(w, http.StatusOK, a)
+	wire.WriteJSON(w, http.StatusOK, a)
 }
 
 // create stores a new add-on and returns a copy of it.
-func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, private bool) Addon {
+func (s *Server) create(owner string, k *catalog.Kind, plan *Plan, body wire.CreateRequest, private bool) Addon {
 	now := s.now()
-	version := body.option("version")
+	version := body.Option("version")
 	if version == "" {
 		version = s.defaultVersionOf(k)
 	}
@@ -703,7 +563,7 @@ func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, p
 	var id, realID string
 	for {
 		id = "addon_" + s.newUUID()
-		realID = k.spec.prefix + "_" + s.newUUID()
+		realID = k.Spec.Prefix + "_" + s.newUUID()
 		if s.byID[id] == nil && s.byRealID[realID] == nil {
 			break
 		}
@@ -715,8 +575,8 @@ func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, p
 	if body.Name != "" {
 		name = strp(body.Name)
 	}
-	if k.spec.operator != "" {
-		rec.op = s.newOperatorState(k, id, realID, body.Name, owner, version, rec.env)
+	if k.Spec.Operator != "" {
+		rec.op = operatoraddon.New(k, s.rng, id, realID, body.Name, owner, version, rec.env)
 		if !s.opts.LegacyOperatorEnv {
 			rec.env = []Variable{}
 		}
@@ -726,15 +586,17 @@ func (s *Server) create(owner string, k *kind, plan *Plan, body createRequest, p
 		Name:         name,
 		RealID:       realID,
 		Region:       body.Region,
-		Provider:     addonProvider(k.provider),
-		Plan:         clonePlan(*plan),
+		Provider:     wire.AddonProviderOf(k.Provider),
+		Plan:         wire.ClonePlan(*plan),
 		CreationDate: uint64(now.UnixMilli()),
-		ConfigKeys:   varNames(rec.env),
+		ConfigKeys:   wire.VarNames(rec.env),
 	}
 	s.byID[id] = rec
 	s.byRealID[realID] = rec
-	return cloneAddon(rec.addon)
+	return wire.CloneAddon(rec.addon)
 }
+
+func strp(s string) *string { return &s }
 
 func cloneOptions(in map[string]any) map[string]any {
 	if in == nil {
@@ -757,8 +619,8 @@ func (s *Server) find(id string) *addonRecord {
 
 func (s *Server) getAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
 	s.answerAddon(w, owner, r.PathValue("addonId"), nil)
@@ -774,16 +636,16 @@ func (s *Server) answerAddon(w http.ResponseWriter, owner, id string, change fun
 		if change != nil {
 			change(rec)
 		}
-		a = cloneAddon(rec.addon)
+		a = wire.CloneAddon(rec.addon)
 	} else {
 		rec = nil
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		addonNotFound(w)
+		wire.AddonNotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	wire.WriteJSON(w, http.StatusOK, a)
 }
 
 // renameAddon is the v2 add-on update: every client sends only {"name"} (clever-tools
@@ -793,11 +655,11 @@ func (s *Server) answerAddon(w http.ResponseWriter, owner, id string, change fun
 // fields are ignored: no source shows the API honouring them here.
 func (s *Server) renameAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
-	data, ok := readBody(w, r)
+	data, ok := wire.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -805,11 +667,11 @@ func (s *Server) renameAddon(w http.ResponseWriter, r *http.Request) {
 		Name *string `json:"name"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 		return
 	}
 	if body.Name == nil || *body.Name == "" {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, "name is required")
+		wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, "name is required")
 		return
 	}
 	name := *body.Name
@@ -826,8 +688,8 @@ const errIDProvisioning = 4009
 // Options.ProvisioningDelay of its creation).
 func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
 	s.lockState()
@@ -840,12 +702,12 @@ func (s *Server) deleteAddon(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case !ok:
-		addonNotFound(w)
+		wire.AddonNotFound(w)
 	case provisioning:
-		writeError(w, http.StatusConflict, errIDProvisioning,
+		wire.WriteError(w, http.StatusConflict, errIDProvisioning,
 			"The add-on is still being provisioned and cannot be deleted yet: retry once it is up")
 	default:
-		writeJSON(w, http.StatusOK, MessageBody{ID: 0, Message: "The add-on has been deleted", Type: "success"})
+		wire.WriteJSON(w, http.StatusOK, MessageBody{ID: 0, Message: "The add-on has been deleted", Type: "success"})
 	}
 }
 
@@ -858,16 +720,16 @@ func (s *Server) remove(rec *addonRecord) {
 
 // visibleEnv is the env as the API shows it now. Caller holds s.mu.
 func (s *Server) visibleEnv(rec *addonRecord) []Variable {
-	if rec.kind.spec.providerID != "config-provider" && s.now().Before(rec.readyAt) {
+	if rec.kind.Spec.ProviderID != "config-provider" && s.now().Before(rec.readyAt) {
 		return []Variable{}
 	}
-	return nonNil(slices.Clone(rec.env))
+	return wire.NonNil(slices.Clone(rec.env))
 }
 
 func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
 	s.lockState()
@@ -880,32 +742,32 @@ func (s *Server) getAddonEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		addonNotFound(w)
+		wire.AddonNotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, env)
+	wire.WriteJSON(w, http.StatusOK, env)
 }
 
 // renewCellar regenerates a Cellar add-on's secret key (its key id stays) and answers the
 // new credentials, as the console's endpoint does.
 func (s *Server) renewCellar(w http.ResponseWriter, r *http.Request) {
 	owner := r.PathValue("ownerId")
-	if !validOwner(owner) {
-		ownerNotFound(w)
+	if !wire.ValidOwner(owner) {
+		wire.OwnerNotFound(w)
 		return
 	}
 	s.lockState()
 	rec := s.find(r.PathValue("realId"))
-	if rec == nil || rec.owner != owner || rec.kind.spec.providerID != "cellar-addon" {
+	if rec == nil || rec.owner != owner || rec.kind.Spec.ProviderID != "cellar-addon" {
 		s.mu.Unlock()
-		addonNotFound(w)
+		wire.AddonNotFound(w)
 		return
 	}
 	env := slices.Clone(rec.env)
 	out := map[string]string{}
 	for i := range env {
 		if env[i].Name == "CELLAR_ADDON_KEY_SECRET" {
-			env[i].Value = s.randString(alnum, 40)
+			env[i].Value = s.randString(catalog.Alnum, 40)
 		}
 		switch env[i].Name {
 		case "CELLAR_ADDON_HOST":
@@ -918,14 +780,14 @@ func (s *Server) renewCellar(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.env = env
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	wire.WriteJSON(w, http.StatusOK, out)
 }
 
 // configProvider finds a config-provider add-on by realId (or addon_ id).
 // Caller holds s.mu.
 func (s *Server) configProvider(id string) *addonRecord {
 	rec := s.find(id)
-	if rec == nil || rec.kind.spec.providerID != "config-provider" {
+	if rec == nil || rec.kind.Spec.ProviderID != "config-provider" {
 		return nil
 	}
 	return rec
@@ -940,24 +802,24 @@ func (s *Server) getConfigEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		writeError(w, http.StatusNotFound, errIDNotFound, "config provider add-on not found")
+		wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "config provider add-on not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, env)
+	wire.WriteJSON(w, http.StatusOK, env)
 }
 
 func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
-	data, ok := readBody(w, r)
+	data, ok := wire.ReadBody(w, r)
 	if !ok {
 		return
 	}
 	var vars []Variable // "null" decodes to an empty list
 	if err := json.Unmarshal(data, &vars); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, jsonErrorMessage(err))
+		wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, wire.JSONErrorMessage(err))
 		return
 	}
-	if err := validateVars(vars); err != nil {
-		writeError(w, http.StatusBadRequest, errIDBadRequest, err.Error())
+	if err := wire.ValidateVars(vars); err != nil {
+		wire.WriteError(w, http.StatusBadRequest, wire.ErrIDBadRequest, err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -969,34 +831,20 @@ func (s *Server) putConfigEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		writeError(w, http.StatusNotFound, errIDNotFound, "config provider add-on not found")
+		wire.WriteError(w, http.StatusNotFound, wire.ErrIDNotFound, "config provider add-on not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, env)
-}
-
-func validateVars(vars []Variable) error {
-	seen := map[string]bool{}
-	for i, v := range vars {
-		if v.Name == "" {
-			return fmt.Errorf("variable #%d has an empty name", i)
-		}
-		if seen[v.Name] {
-			return fmt.Errorf("variable %q is defined twice", v.Name)
-		}
-		seen[v.Name] = true
-	}
-	return nil
+	wire.WriteJSON(w, http.StatusOK, env)
 }
 
 // setEnv replaces the env of rec (visible at once) and its configKeys.
 // Caller holds s.mu.
 func (s *Server) setEnv(rec *addonRecord, vars []Variable) {
-	env := nonNil(slices.Clone(vars))
-	sortVars(env)
+	env := wire.NonNil(slices.Clone(vars))
+	wire.SortVars(env)
 	rec.env = env
 	rec.readyAt = time.Time{}
-	rec.addon.ConfigKeys = varNames(env)
+	rec.addon.ConfigKeys = wire.VarNames(env)
 }
 
 // ---- state inspection and manipulation (for tests) ----
@@ -1006,37 +854,8 @@ func (s *Server) Self() Self {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.self
-	out.OauthApps = nonNil(slices.Clone(s.self.OauthApps))
+	out.OauthApps = wire.NonNil(slices.Clone(s.self.OauthApps))
 	return out
-}
-
-// Providers returns the seeded providers, with their plans.
-func (s *Server) Providers() []Provider {
-	out := make([]Provider, 0, len(s.catalog.kinds))
-	for _, k := range s.catalog.kinds {
-		out = append(out, cloneProvider(k.provider, true))
-	}
-	return out
-}
-
-// PlanID returns the id of the plan of providerID whose slug is slug (exact
-// match first, then case-insensitive), or "" when there is none.
-func (s *Server) PlanID(providerID, slug string) string {
-	k := s.catalog.byID[providerID]
-	if k == nil {
-		return ""
-	}
-	for _, pl := range k.provider.Plans {
-		if pl.Slug == slug {
-			return pl.ID
-		}
-	}
-	for _, pl := range k.provider.Plans {
-		if strings.EqualFold(pl.Slug, slug) {
-			return pl.ID
-		}
-	}
-	return ""
 }
 
 // Addons returns the add-ons of ownerID in creation order.
@@ -1052,7 +871,7 @@ func (s *Server) Addons(ownerID string) []Addon {
 	slices.SortFunc(recs, func(a, b *addonRecord) int { return cmp.Compare(a.seq, b.seq) })
 	out := make([]Addon, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, cloneAddon(rec.addon))
+		out = append(out, wire.CloneAddon(rec.addon))
 	}
 	return out
 }
@@ -1083,14 +902,14 @@ func (s *Server) Env(addonID string) []Variable {
 	if rec == nil {
 		return nil
 	}
-	return nonNil(slices.Clone(rec.env))
+	return wire.NonNil(slices.Clone(rec.env))
 }
 
 // SetEnv replaces the env of an add-on (addon_ id or realId) out of band, as
 // a credential rotation would. The new env is visible at once and
 // configKeys follows its names.
 func (s *Server) SetEnv(addonID string, vars []Variable) error {
-	if err := validateVars(vars); err != nil {
+	if err := wire.ValidateVars(vars); err != nil {
 		return fmt.Errorf("fakeapi: %w", err)
 	}
 	s.lockState()

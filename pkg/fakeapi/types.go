@@ -1,294 +1,58 @@
 package fakeapi
 
 import (
-	"strconv"
-	"strings"
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
-// The fake's own wire types. They are written from Clever Cloud's public
-// clients (docs/api-sources.md names the file each one follows), NOT from
-// internal/clevercloud: a field the operator's client misnames must show up
-// as a mismatch in internal/clevercloud/contract_test.go, not be copied here.
-// Go field names are kept stable for the tests that use the accessors.
+// The fake's own wire types live in pkg/fakeapi/wire, written from Clever
+// Cloud's public clients (docs/api-sources.md), NOT from internal/clevercloud.
+// They are re-exported here under the same names, so that the Server's
+// methods and its callers speak of fakeapi.Addon, fakeapi.Variable, …
+type (
+	// Provider is an item of GET /v2/products/addonproviders (wire.Provider).
+	Provider = wire.Provider
+	// ProviderFeatureView is an item of Provider.features.
+	ProviderFeatureView = wire.ProviderFeatureView
+	// AddonProvider is Addon.provider.
+	AddonProvider = wire.AddonProvider
+	// Plan is one plan of a provider.
+	Plan = wire.Plan
+	// PlanFeature is one feature of a plan.
+	PlanFeature = wire.PlanFeature
+	// Addon is an add-on (GET/POST /v2/organisations/{ownerId}/addons[/{addonId}]).
+	Addon = wire.Addon
+	// Variable is one environment variable.
+	Variable = wire.Variable
+	// Self is GET /v2/self.
+	Self = wire.Self
+	// Organisation is one item of GET /v2/organisations.
+	Organisation = wire.Organisation
+	// ErrorBody is the body of every non-2xx v2 answer.
+	ErrorBody = wire.ErrorBody
+	// MessageBody is the 200 JSON body of a successful v2 DELETE.
+	MessageBody = wire.MessageBody
+	// MigrationRequest is the body of POST …/addons/{addonId}/migrations.
+	MigrationRequest = wire.MigrationRequest
+	// Migration is one migration.
+	Migration = wire.Migration
+	// MigrationStep is one step of a Migration.
+	MigrationStep = wire.MigrationStep
+	// ProviderInfo is GET /v4/addon-providers/{providerId}.
+	ProviderInfo = wire.ProviderInfo
+	// ProviderCluster is a shared cluster of a provider.
+	ProviderCluster = wire.ProviderCluster
+	// DedicatedVersion lists the options accepted with one dedicated version.
+	DedicatedVersion = wire.DedicatedVersion
+	// ProviderFeature is a create option and its default.
+	ProviderFeature = wire.ProviderFeature
+)
 
-// Provider is an item of GET /v2/products/addonproviders: the v2 OpenAPI
-// AddonProviderInfoFullView (krezreb/openapi-client-clevercloud
-// docs/AddonProviderInfoFullView.md), i.e. AddonProvider plus "plans" and
-// "features" (clever-client.js addon-provider-transform.ts
-// transformAddonProviderFull reads both; Rust SDK src/v2/addon.rs Provider).
-type Provider struct {
-	// AddonProvider's fields, flattened into the same JSON object.
-	AddonProvider
-	Plans []Plan `json:"plans"`
-	// Features describes the plan features' names and types.
-	Features []ProviderFeatureView `json:"features"`
-}
-
-// ProviderFeatureView is an item of Provider.features (OpenAPI
-// AddonFeatureView: name, type, name_code).
-type ProviderFeatureView struct {
-	Name     string  `json:"name"`
-	Type     string  `json:"type"`
-	NameCode *string `json:"name_code"`
-}
-
-// AddonProvider is Addon.provider: the v2 OpenAPI AddonProviderInfoView
-// (docs/AddonProviderInfoView.md, AddonView.md), without plans or features.
-type AddonProvider struct {
-	ID             string   `json:"id"`
-	Name           string   `json:"name"`
-	Website        string   `json:"website"`
-	SupportEmail   string   `json:"supportEmail"`
-	GooglePlusName string   `json:"googlePlusName"`
-	TwitterName    string   `json:"twitterName"`
-	AnalyticsID    string   `json:"analyticsId"`
-	ShortDesc      string   `json:"shortDesc"`
-	LongDesc       string   `json:"longDesc"`
-	LogoURL        string   `json:"logoUrl"`
-	Status         string   `json:"status"`
-	OpenInNewTab   bool     `json:"openInNewTab"`
-	CanUpgrade     bool     `json:"canUpgrade"`
-	Regions        []string `json:"regions"`
-}
-
-// Plan is one plan of a provider (Rust SDK Plan; clever-components fixture
-// src/stories/fixtures/addon-plans.js).
-type Plan struct {
-	ID       string        `json:"id"`
-	Name     string        `json:"name"`
-	Slug     string        `json:"slug"`
-	Price    float32       `json:"price"`
-	PriceID  *string       `json:"price_id"`
-	Features []PlanFeature `json:"features"`
-	Zones    []string      `json:"zones"`
-}
-
-// PlanFeature is one feature of a plan (snake_case keys, as in the fixture).
-type PlanFeature struct {
-	Name            string  `json:"name"`
-	Type            string  `json:"type"`
-	Value           string  `json:"value"`
-	ComputableValue *string `json:"computable_value"`
-	NameCode        *string `json:"name_code"`
-}
-
-// Addon is an add-on: GET/POST /v2/organisations/{ownerId}/addons[/{addonId}]
-// (Rust SDK src/v2/addon.rs Addon; clever-client.js addon-transform.ts).
-type Addon struct {
-	ID           string        `json:"id"`
-	Name         *string       `json:"name"`
-	RealID       string        `json:"realId"`
-	Region       string        `json:"region"`
-	Provider     AddonProvider `json:"provider"`
-	Plan         Plan          `json:"plan"`
-	CreationDate uint64        `json:"creationDate"`
-	ConfigKeys   []string      `json:"configKeys"`
-}
-
-// AddonName returns the add-on's name, or "" when it has none.
-func (a *Addon) AddonName() string {
-	if a.Name == nil {
-		return ""
-	}
-	return *a.Name
-}
-
-// createRequest is the body of POST /v2/organisations/{ownerId}/addons
-// (clever-client.js create-addon-command.ts: name, providerId, region, plan,
-// options as a flat string map; Terraform may send "options": null).
-type createRequest struct {
-	Name       string         `json:"name"`
-	Region     string         `json:"region"`
-	ProviderID string         `json:"providerId"`
-	Plan       string         `json:"plan"`
-	Options    map[string]any `json:"options"`
-}
-
-// option returns options[key] as a string ("" when absent; non-strings are
-// rendered as JSON scalars would be, e.g. true -> "true").
-func (c createRequest) option(key string) string {
-	v, ok := c.Options[key]
-	if !ok || v == nil {
-		return ""
-	}
-	switch x := v.(type) {
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		return ""
-	}
-}
-
-// Variable is one environment variable (GET …/env items: {name, value}).
-type Variable struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// Self is GET /v2/self (Rust SDK src/v2/myself.rs; clever-client.js
-// profile-transform.ts).
-type Self struct {
-	ID             string   `json:"id"`
-	Name           string   `json:"name"`
-	Email          string   `json:"email"`
-	Phone          string   `json:"phone"`
-	Address        string   `json:"address"`
-	City           string   `json:"city"`
-	Zipcode        string   `json:"zipcode"`
-	Country        string   `json:"country"`
-	Avatar         string   `json:"avatar"`
-	CreationDate   uint64   `json:"creationDate"`
-	Lang           string   `json:"lang"`
-	EmailValidated bool     `json:"emailValidated"`
-	OauthApps      []string `json:"oauthApps"`
-	Admin          bool     `json:"admin"`
-	CanPay         bool     `json:"canPay"`
-	PreferredMFA   string   `json:"preferredMFA"`
-	HasPassword    bool     `json:"hasPassword"`
-}
-
-// Organisation is one item of GET /v2/organisations (clever-client.js
-// organisation-transform.ts transformOrganisation reads these keys).
-type Organisation struct {
-	ID               string `json:"id"`
-	Name             string `json:"name"`
-	Description      string `json:"description"`
-	BillingEmail     string `json:"billingEmail"`
-	Address          string `json:"address"`
-	City             string `json:"city"`
-	Zipcode          string `json:"zipcode"`
-	Country          string `json:"country"`
-	Company          string `json:"company"`
-	VAT              string `json:"VAT"`
-	Avatar           string `json:"avatar"`
-	VatState         string `json:"vatState"`
-	CustomerFullName string `json:"customerFullName"`
-	CanPay           bool   `json:"canPay"`
-	CleverEnterprise bool   `json:"cleverEnterprise"`
-	EmergencyNumber  string `json:"emergencyNumber"`
-	CanSEPA          bool   `json:"canSEPA"`
-	IsTrusted        bool   `json:"isTrusted"`
-}
-
-// ErrorBody is the body of every non-2xx v2 answer: {id, message, type}
-// (id signed: the API answers -500 for provider errors), plus "fields" on
-// validation errors.
-type ErrorBody struct {
-	ID      int64             `json:"id"`
-	Message string            `json:"message"`
-	Type    string            `json:"type"`
-	Fields  map[string]string `json:"fields,omitempty"`
-}
-
-// MessageBody is the 200 JSON body of a successful v2 DELETE (add-on,
-// migration abort): same keys as ErrorBody, type "success".
-type MessageBody struct {
-	ID      int64  `json:"id"`
-	Message string `json:"message"`
-	Type    string `json:"type"`
-}
-
-// Migration statuses (clever-client.js migration.types.ts).
+// Migration statuses (wire.Migration…).
 const (
-	MigrationRunning    = "RUNNING"
-	MigrationOK         = "OK"
-	MigrationFailed     = "FAILED"
-	MigrationAborted    = "ABORTED"
-	MigrationRecovering = "RECOVERING"
-	MigrationRecovered  = "RECOVERED"
+	MigrationRunning    = wire.MigrationRunning
+	MigrationOK         = wire.MigrationOK
+	MigrationFailed     = wire.MigrationFailed
+	MigrationAborted    = wire.MigrationAborted
+	MigrationRecovering = wire.MigrationRecovering
+	MigrationRecovered  = wire.MigrationRecovered
 )
-
-// MigrationRequest is the body of POST …/addons/{addonId}/migrations
-// (clever-client.js start-migration-command.ts; Terraform pkg/tmp/addon.go).
-type MigrationRequest struct {
-	PlanID  string  `json:"planId"`
-	Region  string  `json:"region"`
-	Version *string `json:"version"`
-}
-
-// Migration is one migration (Terraform AddonMigrationResponse;
-// clever-client.js migration.types.ts).
-type Migration struct {
-	MigrationID string          `json:"migrationId"`
-	RequestDate string          `json:"requestDate"`
-	Status      string          `json:"status"`
-	Steps       []MigrationStep `json:"steps"`
-}
-
-// MigrationStep is one step of a Migration.
-type MigrationStep struct {
-	Value     string `json:"value"`
-	Status    string `json:"status"`
-	StartDate string `json:"startDate"`
-	EndDate   string `json:"endDate,omitempty"`
-	Message   string `json:"message,omitempty"`
-}
-
-// ProviderInfo is GET /v4/addon-providers/{providerId} (Go SDK
-// models/provider_infos.go, dedicated.go, cluster_console.go).
-type ProviderInfo struct {
-	ProviderID              string                      `json:"providerId"`
-	Clusters                []ProviderCluster           `json:"clusters"`
-	Dedicated               map[string]DedicatedVersion `json:"dedicated"`
-	DefaultDedicatedVersion string                      `json:"defaultDedicatedVersion"`
-}
-
-// ProviderCluster is a shared cluster of a provider.
-type ProviderCluster struct {
-	ID       string            `json:"id"`
-	Label    string            `json:"label"`
-	Zone     string            `json:"zone"`
-	Version  string            `json:"version"`
-	Features []ProviderFeature `json:"features"`
-}
-
-// DedicatedVersion lists the options accepted with one dedicated version.
-type DedicatedVersion struct {
-	Features []ProviderFeature `json:"features"`
-}
-
-// ProviderFeature is a create option and its default.
-type ProviderFeature struct {
-	Name    string `json:"name"`
-	Enabled bool   `json:"enabled"`
-}
-
-// compareVersions compares dotted versions numerically segment by segment
-// ("8.0" < "8.4" < "17"; a missing segment counts as 0).
-func compareVersions(a, b string) int {
-	as := strings.Split(strings.TrimPrefix(strings.TrimSpace(a), "v"), ".")
-	bs := strings.Split(strings.TrimPrefix(strings.TrimSpace(b), "v"), ".")
-	for i := 0; i < max(len(as), len(bs)); i++ {
-		x, y := "0", "0"
-		if i < len(as) && as[i] != "" {
-			x = as[i]
-		}
-		if i < len(bs) && bs[i] != "" {
-			y = bs[i]
-		}
-		xn, xerr := strconv.ParseUint(x, 10, 64)
-		yn, yerr := strconv.ParseUint(y, 10, 64)
-		switch {
-		case xerr == nil && yerr == nil:
-			if xn != yn {
-				if xn < yn {
-					return -1
-				}
-				return 1
-			}
-		case xerr == nil:
-			return -1
-		case yerr == nil:
-			return 1
-		default:
-			if c := strings.Compare(x, y); c != 0 {
-				return c
-			}
-		}
-	}
-	return 0
-}

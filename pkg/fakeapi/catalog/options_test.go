@@ -1,13 +1,17 @@
-package fakeapi
+package catalog
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
+)
 
 func TestCheckOptions(t *testing.T) {
-	shared := &Plan{Slug: "dev", Features: []PlanFeature{typeFeature(false)}}
-	dedicated := &Plan{Slug: "xs_sml", Features: []PlanFeature{typeFeature(true)}}
+	shared := &wire.Plan{Slug: "dev", Features: []wire.PlanFeature{TypeFeature(false)}}
+	dedicated := &wire.Plan{Slug: "xs_sml", Features: []wire.PlanFeature{TypeFeature(true)}}
 	for _, c := range []struct {
 		provider string
-		plan     *Plan
+		plan     *wire.Plan
 		opts     map[string]any
 		field    string
 	}{
@@ -25,7 +29,7 @@ func TestCheckOptions(t *testing.T) {
 		{"keycloak", dedicated, map[string]any{"access-domain": "not a domain"}, "options.access-domain"},
 		{"fs-bucket", dedicated, map[string]any{"my-option": "a=b"}, ""},
 	} {
-		if field, msg := checkOptions(c.provider, c.plan, c.opts); field != c.field {
+		if field, msg := CheckOptions(c.provider, c.plan, c.opts); field != c.field {
 			t.Errorf("%s %s %v: field %q (%s); want %q", c.provider, c.plan.Slug, c.opts, field, msg, c.field)
 		}
 	}

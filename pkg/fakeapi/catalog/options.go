@@ -1,10 +1,12 @@
-package fakeapi
+package catalog
 
 import (
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // ---- create options (POST /v2/organisations/{ownerId}/addons, "options") ----
@@ -40,7 +42,7 @@ var (
 )
 
 // planDedicated says whether a plan runs on dedicated instances (its is-dedicated feature).
-func planDedicated(p *Plan) bool {
+func planDedicated(p *wire.Plan) bool {
 	for _, f := range p.Features {
 		if f.NameCode != nil && *f.NameCode == "is-dedicated" && f.ComputableValue != nil {
 			return *f.ComputableValue == "dedicated"
@@ -49,9 +51,9 @@ func planDedicated(p *Plan) bool {
 	return false
 }
 
-// checkOptions returns the field and message of the first option the API would refuse
-// ("" when all are accepted).
-func checkOptions(providerID string, plan *Plan, opts map[string]any) (field, msg string) {
+// CheckOptions returns the field and message of the first option of a create the API would
+// refuse ("" when all are accepted).
+func CheckOptions(providerID string, plan *wire.Plan, opts map[string]any) (field, msg string) {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)

@@ -1,4 +1,4 @@
-package fakeapi
+package faults
 
 import (
 	"bytes"
@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/clever-operator/clever-operator/pkg/fakeapi/wire"
 )
 
 // OwnerFault is a fault scoped to one organisation (or user) id: it applies only to the
@@ -33,21 +34,21 @@ type OwnerFault struct {
 	MalformedJSON bool
 	// ExtraEnv is appended to every env answer (GET …/addons/{addonId}/env) of the owner's
 	// add-ons, e.g. a huge value or unicode. It is not stored: Env shows the stored env.
-	ExtraEnv []Variable
+	ExtraEnv []wire.Variable
 }
 
-// msgRevokedToken answers a request signed with a token of Faults.RevokedTokens.
-const msgRevokedToken = "token revoked"
+// MsgRevokedToken answers a request signed with a token of Faults.RevokedTokens.
+const MsgRevokedToken = "token revoked"
 
 // ownerFault returns the fault of the request's owner, if any.
-func (s *Server) ownerFault(r *http.Request) (OwnerFault, bool) {
+func (in *Injector) ownerFault(r *http.Request) (OwnerFault, bool) {
 	owner := r.PathValue("ownerId")
 	if owner == "" {
 		return OwnerFault{}, false
 	}
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	f, ok := s.faults.Owners[owner]
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	f, ok := in.faults.Owners[owner]
 	if ok {
 		f.ExtraEnv = slices.Clone(f.ExtraEnv)
 		f.Routes = slices.Clone(f.Routes)
@@ -55,13 +56,13 @@ func (s *Server) ownerFault(r *http.Request) (OwnerFault, bool) {
 	return f, ok
 }
 
-// SetOwnerFault sets (f not nil) or lifts (nil) the fault of one owner, leaving every other
-// fault as it is: a test breaks its own organisation without touching the others'.
-func (s *Server) SetOwnerFault(owner string, f *OwnerFault) {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	owners := make(map[string]OwnerFault, len(s.faults.Owners)+1)
-	for k, v := range s.faults.Owners {
+// SetOwner sets (f not nil) or lifts (nil) the fault of one owner, leaving every other
+// fault as it is.
+func (in *Injector) SetOwner(owner string, f *OwnerFault) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	owners := make(map[string]OwnerFault, len(in.faults.Owners)+1)
+	for k, v := range in.faults.Owners {
 		owners[k] = v
 	}
 	if f == nil {
@@ -69,14 +70,15 @@ func (s *Server) SetOwnerFault(owner string, f *OwnerFault) {
 	} else {
 		owners[owner] = *f
 	}
-	s.faults.Owners = owners
+	in.faults.Owners = owners
 }
 
-// applyOwnerFault applies the request owner's latency and status. It returns the writer the
-// handler must use (it cuts bodies for MalformedJSON, appends ExtraEnv) and true when it has
-// answered the request itself.
-func (s *Server) applyOwnerFault(w http.ResponseWriter, r *http.Request, route string) (http.ResponseWriter, bool) {
-	f, ok := s.ownerFault(r)
+// ApplyOwner applies the fault of the request's owner ({ownerId}): its latency and status.
+// It returns the writer the handler must use (it cuts bodies for MalformedJSON, appends
+// ExtraEnv; pass it to Finish once the handler is done) and true when it has answered the
+// request itself.
+func (in *Injector) ApplyOwner(w http.ResponseWriter, r *http.Request, route string) (http.ResponseWriter, bool) {
+	f, ok := in.ownerFault(r)
 	if !ok {
 		return w, false
 	}
@@ -86,7 +88,7 @@ func (s *Server) applyOwnerFault(w http.ResponseWriter, r *http.Request, route s
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
-			writeError(w, http.StatusServiceUnavailable, 503, "request cancelled during injected latency")
+			wire.WriteError(w, http.StatusServiceUnavailable, 503, "request cancelled during injected latency")
 			return w, true
 		}
 	}
@@ -102,7 +104,7 @@ func (s *Server) applyOwnerFault(w http.ResponseWriter, r *http.Request, route s
 		if f.Status >= 400 && f.Status < 500 && f.Status != http.StatusTooManyRequests && f.Status != http.StatusUnauthorized {
 			id = int64(f.Status * 10)
 		}
-		writeError(w, f.Status, id, msg)
+		wire.WriteError(w, f.Status, id, msg)
 		return w, true
 	}
 	if f.MalformedJSON || (len(f.ExtraEnv) > 0 && route == "GET /v2/organisations/{ownerId}/addons/{addonId}/env") {
@@ -116,7 +118,7 @@ func defaultOwnerFaultMessage(status int) string {
 	case http.StatusForbidden:
 		return "You don't have access to this organisation"
 	case http.StatusUnauthorized:
-		return msgRevokedToken
+		return MsgRevokedToken
 	case http.StatusTooManyRequests:
 		return "Too many requests: injected rate limit"
 	default:
@@ -146,6 +148,14 @@ func (b *bodyRewriter) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// Finish writes the answer ApplyOwner's writer w buffered, rewritten; it does nothing for
+// any other writer.
+func Finish(w http.ResponseWriter) {
+	if b, ok := w.(*bodyRewriter); ok {
+		b.finish()
+	}
+}
+
 // finish writes the (rewritten) answer.
 func (b *bodyRewriter) finish() {
 	if b.status == 0 {
@@ -166,7 +176,7 @@ func (b *bodyRewriter) finish() {
 }
 
 // appendEnv adds vars to a JSON env list.
-func appendEnv(body []byte, vars []Variable) []byte {
+func appendEnv(body []byte, vars []wire.Variable) []byte {
 	var out bytes.Buffer
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) < 2 || trimmed[0] != '[' {
@@ -187,101 +197,18 @@ func appendEnv(body []byte, vars []Variable) []byte {
 	return out.Bytes()
 }
 
-// revokedToken reports whether the request is signed with a token of Faults.RevokedTokens
-// (the OAuth1 oauth_token or the bearer token).
-func (s *Server) revokedToken(r *http.Request) bool {
-	s.faultMu.Lock()
-	revoked := slices.Clone(s.faults.RevokedTokens)
-	s.faultMu.Unlock()
-	if len(revoked) == 0 {
-		return false
-	}
-	scheme, rest, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	var token string
-	switch strings.ToLower(scheme) {
-	case "oauth":
-		params, err := parseOAuthParams(rest)
-		if err != nil {
-			return false
-		}
-		token = params["oauth_token"]
-	case "bearer":
-		token = strings.TrimSpace(rest)
-	}
+// Revoked reports whether token (an OAuth1 oauth_token or a bearer token) is one of
+// Faults.RevokedTokens.
+func (in *Injector) Revoked(token string) bool {
+	in.mu.Lock()
+	revoked := slices.Clone(in.faults.RevokedTokens)
+	in.mu.Unlock()
 	return token != "" && slices.Contains(revoked, token)
 }
 
-// providerHidden reports whether Faults.HiddenProviders hides providerID.
-func (s *Server) providerHidden(providerID string) bool {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	return slices.Contains(s.faults.HiddenProviders, providerID)
-}
-
-// requestOwner is the owner a request is about: the {ownerId} path value, or the owner of the
-// config-provider add-on named by {realId}; "" when none.
-func (s *Server) requestOwner(r *http.Request) string {
-	if o := r.PathValue("ownerId"); o != "" {
-		return o
-	}
-	if o := r.URL.Query().Get("orgaId"); o != "" {
-		return o
-	}
-	if o := r.URL.Query().Get("ownerId"); o != "" {
-		return o
-	}
-	if id := r.PathValue("realId"); id != "" {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if rec := s.find(id); rec != nil {
-			return rec.owner
-		}
-	}
-	return ""
-}
-
-func (s *Server) countOwner(owner, route string) {
-	if owner == "" {
-		return
-	}
-	s.countMu.Lock()
-	if s.byOwner == nil {
-		s.byOwner = map[string]int{}
-	}
-	s.byOwner[owner]++
-	m := s.ownerCounts[owner]
-	if m == nil {
-		m = map[string]int{}
-		s.ownerCounts[owner] = m
-	}
-	m[route]++
-	s.countMu.Unlock()
-}
-
-// CountsFor returns, for one owner id, the number of API requests per route
-// key (as Counts) whose path names that owner ({ownerId}), whose orgaId or
-// ownerId query names it, or whose {realId} is one of its add-ons (v4
-// routes). Specs that each use their own owner id get their own counters
-// this way, even when they share one Server. ResetCounts clears them.
-func (s *Server) CountsFor(owner string) map[string]int {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	out := make(map[string]int, len(s.ownerCounts[owner]))
-	for k, v := range s.ownerCounts[owner] {
-		out[k] = v
-	}
-	return out
-}
-
-// CountsByOwner returns the number of API requests per owner id (organisation or user) they
-// were about: the {ownerId} of the path, or the owner of the config-provider add-on of a v4
-// env route. Requests about no owner (catalogue, self) are not in it. ResetCounts clears it.
-func (s *Server) CountsByOwner() map[string]int {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	out := make(map[string]int, len(s.byOwner))
-	for k, v := range s.byOwner {
-		out[k] = v
-	}
-	return out
+// Hidden reports whether Faults.HiddenProviders hides providerID.
+func (in *Injector) Hidden(providerID string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Contains(in.faults.HiddenProviders, providerID)
 }
