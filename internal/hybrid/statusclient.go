@@ -20,16 +20,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// engineOwned are the status fields the engine writes; the Helm reconciler's status writes
-// would erase them (it rebuilds status as {conditions, deployedRelease}).
-var engineOwned = []string{"addon", "plan", "url", "admin_url", "secretName", "observedGeneration", "adopted", "lastHandledReconcileAt", "version", "migration", "binding", "configMapName", "credentials",
-	// The v4 facts and handled actions of the operator add-ons (Keycloak, Metabase, Matomo, Otoroshi).
-	"accessUrl", "availableVersions", "lastVersionUpdate", "lastHandledRebootAt", "lastHandledRebuildAt",
-	// The backups summary of the kinds Clever Cloud backs up.
-	"backups",
-	// What the add-on's plan costs (issue #18 §5).
-	"price", "networkGroups"}
-
 // engineConditions are the condition types the engine owns.
 var engineConditions = status.EngineConditions
 
