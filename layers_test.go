@@ -16,8 +16,9 @@ var floors = map[string]int{
 	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
 	"kinds": 2, "secrets": 2,
 	"credentials": 3, "catalog": 3,
-	"addon": 4, "hybrid": 4, "standalone": 4, "networkgroup": 4, "cellarbucket": 4,
-	"operator": 5, "plugin": 5, "plugin/kubectl-clever": 5,
+	"step": 4, "backups": 4,
+	"addon": 5, "hybrid": 5, "standalone": 5, "networkgroup": 5, "cellarbucket": 5,
+	"operator": 6, "plugin": 6, "plugin/kubectl-clever": 6,
 }
 
 // TestPackageFloors: no package of internal/ imports one of a higher floor, and every package

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -68,7 +69,7 @@ type Reconciler struct {
 	// deleted out of band.
 	OnAddonMissing string
 	// BackupMaxAge is how old the newest backup of a kind Clever Cloud backs up may be before
-	// BackupStale turns True (default DefaultBackupMaxAge; the backup-max-age annotation
+	// BackupStale turns True (default backups.DefaultMaxAge; the backup-max-age annotation
 	// overrides it per resource).
 	BackupMaxAge time.Duration
 	// Metrics, when set, records time-to-ready, deletion durations and errors.
@@ -295,7 +296,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	s.mode = mode.String()
 	switch mode {
 	case upToDate:
-		s.reportBackupStale() // an edited backup-max-age annotation takes effect now (no call)
+		backups.ReportStale(s, r.BackupMaxAge) // an edited backup-max-age annotation takes effect now (no call)
 		if rolloutDue(s.obj) {
 			return r.rollout(ctx, s)
 		}
@@ -608,7 +609,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		// BackupStale is evaluated on what it answers.
 		return r.refreshBackups(ctx, s, realID)
 	}
-	s.reportBackupStale() // the other reads: from status.backups, no call
+	backups.ReportStale(s, r.BackupMaxAge) // the other reads: from status.backups, no call
 	if read != kinds.ReadEnv {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
@@ -879,4 +880,13 @@ func pendingMessage(k *kinds.Kind, obj *unstructured.Unstructured, addonID strin
 		return fmt.Sprintf("waiting for Clever Cloud to publish the renewed credentials of add-on %s (its env still shows the revoked key)", addonID)
 	}
 	return ""
+}
+
+// refreshBackups is the periodic refresh's backups read (backups.Refresh), which ends the pass.
+func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string) error {
+	if err := backups.Refresh(ctx, s, realID, r.BackupMaxAge); err != nil {
+		return err
+	}
+	r.observed.Store(s.obj.GetUID(), r.now())
+	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
 }

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/admission"
+	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -97,7 +97,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.HelmReconcilePeriod, "helm-reconcile-period", hybrid.DefaultReconcilePeriod, "default Helm reconcile period for watches that set none")
 	fs.IntVar(&o.Workers, "max-concurrent-reconciles", 4, "workers per kind, for the engine and for watches that set none")
 	fs.StringVar(&o.DefaultDeletionPolicy, "default-deletion-policy", "Delete", "what deleting a resource does to its add-on when neither the resource nor its namespace says: Delete or Orphan")
-	fs.DurationVar(&o.BackupMaxAge, "backup-max-age", addon.DefaultBackupMaxAge, "how old the newest Clever Cloud backup of a PostgreSQL, MySQL, MongoDB, Redis or Elasticsearch add-on may be before the condition BackupStale turns True (the api.clever-cloud.com/backup-max-age annotation overrides it)")
+	fs.DurationVar(&o.BackupMaxAge, "backup-max-age", backups.DefaultMaxAge, "how old the newest Clever Cloud backup of a PostgreSQL, MySQL, MongoDB, Redis or Elasticsearch add-on may be before the condition BackupStale turns True (the api.clever-cloud.com/backup-max-age annotation overrides it)")
 	fs.StringVar(&o.OnAddonMissing, "on-addon-missing", "recreate", "when an add-on was deleted outside the operator: recreate it, or report it (condition AddonMissing)")
 	fs.Float64Var(&o.APIRateLimit, "api-rate-limit", 10, "Clever Cloud API requests per second per credential set")
 	api := &o.Config.Flags

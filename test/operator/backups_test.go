@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -97,9 +97,9 @@ var _ = Describe("backups", func() {
 		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal BackupRecent"))
 
 		// A maximum age that does not parse: Unknown, with a Warning naming the annotation.
-		suite.Annotate(cr, map[string]string{addon.AnnotationBackupMaxAge: "a day"})
+		suite.Annotate(cr, map[string]string{backups.AnnotationMaxAge: "a day"})
 		Eventually(func() string { return kube.Condition(suite.Get(cr), "BackupStale") }, 30*time.Second).Should(Equal("Unknown/InvalidBackupMaxAge"))
-		Expect(kube.ConditionMessage(suite.Get(cr), "BackupStale")).To(ContainSubstring(addon.AnnotationBackupMaxAge))
+		Expect(kube.ConditionMessage(suite.Get(cr), "BackupStale")).To(ContainSubstring(backups.AnnotationMaxAge))
 		Eventually(suite.EventsOf(cr)).Should(ContainElement("Warning InvalidBackupMaxAge"))
 		Expect(suite.ReadyOf(cr)()).To(Equal("True/Provisioned"))
 

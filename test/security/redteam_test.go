@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/cellarbucket"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/secrets"
@@ -174,7 +175,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		Expect(unstructured.SetNestedStringMap(mine.Object, map[string]string{"uses": "pg"}, "spec", "secret", "rollout", "matchLabels")).To(Succeed())
 		mine.SetAnnotations(map[string]string{
 			kinds.AnnotationResyncPeriod: "1ns",  // clamped to 30 s: no hot loop
-			addon.AnnotationBackupMaxAge: "-36h", // invalid: a clear condition
+			backups.AnnotationMaxAge:     "-36h", // invalid: a clear condition
 		})
 		asTenant(asB, mine)
 		Eventually(suite.ReadyOf(mine)).Should(Equal("True/Provisioned"))

@@ -1,0 +1,43 @@
+package addon
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/step"
+)
+
+// The pass as the capabilities' packages see it (step.Pass).
+var _ step.Pass = (*pass)(nil)
+
+func (s *pass) Kind() *kinds.Kind                    { return s.kind }
+func (s *pass) Object() *unstructured.Unstructured   { return s.obj }
+func (s *pass) Snapshot() *unstructured.Unstructured { return s.base }
+func (s *pass) Set(change func(*unstructured.Unstructured)) {
+	s.set(change)
+}
+func (s *pass) Condition(t string, cs metav1.ConditionStatus, reason, msg string) bool {
+	return s.condition(t, cs, reason, msg)
+}
+func (s *pass) RemoveCondition(t string)              { s.removeCondition(t) }
+func (s *pass) Event(typ, reason, msg string)         { s.event(typ, reason, msg) }
+func (s *pass) Now() time.Time                        { return s.now() }
+func (s *pass) Log() logr.Logger                      { return s.log }
+func (s *pass) Org() string                           { return s.org }
+func (s *pass) API() credentials.API                  { return s.api }
+func (s *pass) Key() string                           { return s.key }
+func (s *pass) ObserveOnly() bool                     { return s.life.observeOnly }
+func (s *pass) Paused() bool                          { return s.life.paused }
+func (s *pass) FailAPI(doing string, err error) error { return s.failAPI(doing, err) }
+func (s *pass) Succeeded()                            { s.set(clearTransient) }
+
+// Transient: err is reported as throttling or unavailability, which leave a Ready add-on Ready.
+func (s *pass) Transient(err error) bool {
+	k := classify(err)
+	return k == failThrottled || k == failUnavailable
+}
