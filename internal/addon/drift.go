@@ -41,7 +41,7 @@ func versionDrift(obj *unstructured.Unstructured, env map[string]string) *drift 
 		return nil
 	}
 	actual := envVersion(env)
-	if actual == "" || sameVersion(recorded, actual) {
+	if actual == "" || clevercloud.SameVersion(recorded, actual) {
 		return nil
 	}
 	return &drift{status.ReasonVersionDrift, fmt.Sprintf("add-on now runs version %s, not %s as applied by the operator; it was changed outside the operator", actual, recorded)}

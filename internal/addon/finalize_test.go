@@ -18,6 +18,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -218,7 +219,7 @@ func TestOperatorActions(t *testing.T) {
 		{"offered: one update", "Keycloak", "26.2.5", nil, offered, "26.2.5", 0, 0, "True/" + status.ReasonVersionUpdated},
 		{"not offered: named, nothing called", "Keycloak", "99.0.0", nil, offered, "", 0, 0, "False/" + status.ReasonVersionNotAvailable},
 		{"Matomo has no version update", "Matomo", "5.4.0", nil, nil, "", 0, 0, "False/" + status.ReasonVersionNotAvailable},
-		{"reboot and rebuild once per value", "Otoroshi", "", map[string]string{AnnotationRebootRequestedAt: "r1", AnnotationRebuildRequestedAt: "b1"}, offered, "", 1, 1, ""},
+		{"reboot and rebuild once per value", "Otoroshi", "", map[string]string{operatoraddons.AnnotationRebootRequestedAt: "r1", operatoraddons.AnnotationRebuildRequestedAt: "b1"}, offered, "", 1, 1, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestOperatorActions(t *testing.T) {
 			for range 2 { // a second pass with nothing new calls nothing again
 				s := r.newPass(context.Background(), live())
 				s.api = api
-				if err := r.operatorActions(context.Background(), s, addon); err != nil {
+				if err := operatoraddons.Act(context.Background(), s, addon); err != nil {
 					t.Fatalf("stopped the pass: %v", err)
 				}
 				if err := r.commit(context.Background(), s); err != nil {

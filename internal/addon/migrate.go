@@ -50,11 +50,6 @@ func envVersion(env map[string]string) string {
 	return ""
 }
 
-// sameVersion: the API names versions by their leading parts ("8" for 8.19.9, "17" for 17.10).
-func sameVersion(want, actual string) bool {
-	return want == actual || strings.HasPrefix(actual, want+".") || clevercloud.CompareVersions(want, actual) == 0
-}
-
 // migrationChoice is what to do about an existing add-on's plan, region and version.
 type migrationChoice int
 
@@ -75,7 +70,7 @@ func (t migrationTarget) String() string {
 // chooseMigration compares the add-on (plan, region, version as it runs) with the target and
 // the last migration recorded. want.version "" (or the same version) keeps the current one.
 func chooseMigration(addon *clevercloud.Addon, version string, want migrationTarget, last *migrationState, generation int64, paused bool) (migrationChoice, migrationTarget) {
-	if want.version == "" || sameVersion(want.version, version) {
+	if want.version == "" || clevercloud.SameVersion(want.version, version) {
 		want.version = version
 	}
 	if want.plan == addon.Plan.ID && strings.EqualFold(want.region, addon.Region) && want.version == version {
@@ -125,7 +120,7 @@ func (r *Reconciler) migrate(ctx context.Context, s *pass, addon *clevercloud.Ad
 	if hasLast {
 		lastp = &last
 	}
-	choice, want := chooseMigration(addon, currentVersion(obj, envToMap(env)), migrationTarget{planID, region, opts.Version}, lastp, obj.GetGeneration(), s.life.paused)
+	choice, want := chooseMigration(addon, currentVersion(obj, clevercloud.EnvMap(env)), migrationTarget{planID, region, opts.Version}, lastp, obj.GetGeneration(), s.life.paused)
 	target := want.String()
 	switch choice {
 	case migrationNone, migrationFailed:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 )
 
 // credsReadAPI answers the two credentials reads of an operator add-on and counts them.
@@ -36,13 +37,19 @@ func TestOperatorRefreshTurns(t *testing.T) {
 		info: &clevercloud.OperatorInfo{AccessURL: "https://kc.new/", InitialCredentials: &clevercloud.BasicCredentials{User: "admin", Password: "pw"}},
 		env:  []clevercloud.Variable{{Name: "NEW_V2", Value: "v"}, {Name: "CC_KEYCLOAK_URL", Value: "https://stale-v2/"}},
 	}
-	r := &Reconciler{Kind: k}
-	s := &pass{api: api}
+	s := &pass{api: api, kind: k}
+	refresh := func(prev map[string]string, n int) (map[string]string, string, error) {
+		data, pending, info, err := operatoraddons.Refresh(context.Background(), s, "addon_1", "keycloak_1", prev, n)
+		if info != nil {
+			s.info = info
+		}
+		return data, pending, err
+	}
 
 	// turn runs refresh n and checks the reads made so far (v4, v2 in all) and the data.
 	turn := func(name string, n, v4, v2 int, want map[string]string) {
 		t.Helper()
-		data, pending, err := r.operatorRefresh(context.Background(), s, "addon_1", "keycloak_1", prev, n)
+		data, pending, err := refresh(prev, n)
 		if err != nil || pending != "" {
 			t.Fatalf("%s turn: %v, %q", name, err, pending)
 		}
@@ -69,7 +76,7 @@ func TestOperatorRefreshTurns(t *testing.T) {
 
 	// A required key no longer served: pending (the refresh then runs a full pass).
 	api.info = &clevercloud.OperatorInfo{}
-	if _, pending, _ := r.operatorRefresh(context.Background(), s, "addon_1", "keycloak_1", map[string]string{}, 8); pending == "" {
+	if _, pending, _ := refresh(map[string]string{}, 8); pending == "" {
 		t.Error("v4 turn with nothing served is not pending")
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
@@ -375,7 +376,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	addonID := kinds.StatusAddon.String(obj)
 	og := kinds.StatusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatorActionsPending(r.Kind, obj) ||
+	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatoraddons.ActionsPending(r.Kind, obj) ||
 		(r.Kind.JoinsNetworkGroups() && networkGroupsPending(obj)) {
 		return fullPass, 0
 	}
@@ -445,7 +446,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 	}
 	if !created && r.Kind.Operator != "" && !l.observeOnly && !l.paused {
-		if err := r.operatorActions(ctx, s, addon); err != nil {
+		if err := operatoraddons.Act(ctx, s, addon); err != nil {
 			return err
 		}
 	}
@@ -634,7 +635,11 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	var pending string
 	var err error
 	if r.Kind.Operator != "" && !forced {
-		data, pending, err = r.operatorRefresh(ctx, s, addonID, realID, secrets.Strings(src.Data), n)
+		var info *clevercloud.OperatorInfo
+		data, pending, info, err = operatoraddons.Refresh(ctx, s, addonID, realID, secrets.Strings(src.Data), n)
+		if info != nil {
+			s.info = info
+		}
 	} else {
 		data, pending, err = r.credentials(ctx, s, addonID, realID, nil, false)
 	}
@@ -711,7 +716,7 @@ func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info 
 		}
 	}
 	return func(u *unstructured.Unstructured) {
-		setOperatorStatus(u, info)
+		operatoraddons.SetStatus(u, info)
 		for field, v := range urls {
 			kinds.StatusField(field).Set(u, v)
 		}
@@ -729,14 +734,6 @@ func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info 
 			kinds.StatusLastHandledReconcileAt.Set(u, requested)
 		}
 	}
-}
-
-func envToMap(env []clevercloud.Variable) map[string]string {
-	data := make(map[string]string, len(env))
-	for _, e := range env {
-		data[e.Name] = e.Value
-	}
-	return data
 }
 
 // findAddon looks the add-on up by the id in status, then by its deterministic name, so an
@@ -839,7 +836,7 @@ func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID s
 		}
 		if s.life.observeOnly || s.life.paused {
 			// No write: publish what the add-on holds.
-			return envToMap(have), "", nil
+			return clevercloud.EnvMap(have), "", nil
 		}
 		if !sameVariables(have, want) {
 			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
@@ -850,13 +847,17 @@ func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID s
 		return want, "", nil
 	}
 	if r.Kind.Operator != "" {
-		return r.operatorCredentials(ctx, s, addonID, realID)
+		data, pending, info, err := operatoraddons.Credentials(ctx, s, addonID, realID)
+		if info != nil {
+			s.info = info
+		}
+		return data, pending, err
 	}
 	env, err := api.GetAddonEnv(ctx, s.org, addonID)
 	if err != nil {
 		return nil, "", err
 	}
-	data := envToMap(env)
+	data := clevercloud.EnvMap(env)
 	if pending := pendingMessage(r.Kind, obj, addonID, configKeys, data); pending != "" {
 		return nil, pending, nil
 	}

@@ -473,7 +473,7 @@ func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waiter) error {
 		return s.failAPI("reading the add-on's credentials", err)
 	}
 	r.ensureClaim(s, w.addonID)
-	data := envToMap(env)
+	data := clevercloud.EnvMap(env)
 	if msg := pendingMessage(r.Kind, s.obj, w.addonID, w.configKeys, data); msg != "" {
 		return s.pendingFor(msg, r.waits.notReady(w, now, r.now()))
 	}

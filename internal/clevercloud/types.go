@@ -136,6 +136,15 @@ type Variable struct {
 	Value string `json:"value"`
 }
 
+// EnvMap is an env list as a map of names to values.
+func EnvMap(env []Variable) map[string]string {
+	data := make(map[string]string, len(env))
+	for _, e := range env {
+		data[e.Name] = e.Value
+	}
+	return data
+}
+
 // Self is the current user (GET /v2/self).
 type Self struct {
 	ID             string   `json:"id"`

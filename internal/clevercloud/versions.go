@@ -55,3 +55,8 @@ func compareSegment(x, y string) int {
 	}
 	return strings.Compare(x, y)
 }
+
+// SameVersion: the API names versions by their leading parts ("8" for 8.19.9, "17" for 17.10).
+func SameVersion(want, actual string) bool {
+	return want == actual || strings.HasPrefix(actual, want+".") || CompareVersions(want, actual) == 0
+}
