@@ -17,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -114,7 +115,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 	}
 	if addonID != "" {
 		// Leave its Network Groups first, as clever-tools unlinks members (404: not a member).
-		if err := leaveNetworkGroups(ctx, s, api); err != nil {
+		if err := memberships.Leave(ctx, s, api); err != nil {
 			return s.failDeleteAPI(err)
 		}
 		err := api.DeleteAddon(ctx, org, addonID)

@@ -14,6 +14,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -100,7 +101,7 @@ func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	switch {
 	case s.soon > 0 && s.soon < d:
 		return s.soon
-	case s.soon == 0 && !s.ngSynced && s.kind.JoinsNetworkGroups() && networkGroupsPending(s.obj):
+	case s.soon == 0 && !s.ngSynced && s.kind.JoinsNetworkGroups() && memberships.Pending(s.obj):
 		return time.Second
 	}
 	return d

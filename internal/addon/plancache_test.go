@@ -24,13 +24,11 @@ func TestCredentialsHashStableAndValueFree(t *testing.T) {
 // kind is the table row of a kind by name.
 func kind(t *testing.T, name string) *kinds.Kind {
 	t.Helper()
-	for i := range kinds.Kinds {
-		if kinds.Kinds[i].GVK.Kind == name {
-			return &kinds.Kinds[i]
-		}
+	k, ok := kinds.Named(name)
+	if !ok {
+		t.Fatalf("no kind %s", name)
 	}
-	t.Fatalf("no kind %s", name)
-	return nil
+	return k
 }
 
 func obj(spec map[string]any) *unstructured.Unstructured {

@@ -30,6 +30,7 @@ func (s *pass) Now() time.Time                        { return s.now() }
 func (s *pass) Log() logr.Logger                      { return s.log }
 func (s *pass) Org() string                           { return s.org }
 func (s *pass) API() credentials.API                  { return s.api }
+func (s *pass) Grant() *credentials.Grant             { return s.grant }
 func (s *pass) Key() string                           { return s.key }
 func (s *pass) ObserveOnly() bool                     { return s.life.observeOnly }
 func (s *pass) Paused() bool                          { return s.life.paused }

@@ -33,6 +33,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
@@ -170,7 +171,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A NetworkGroup that becomes Ready (or goes) wakes the resources naming it.
 		ng := &unstructured.Unstructured{}
 		ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
-		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.networkGroupUsers))
+		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.memberships().Users(r.Kind)))
 	}
 	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
 	r.waits.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
@@ -377,7 +378,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	og := kinds.StatusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
 	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatoraddons.ActionsPending(r.Kind, obj) ||
-		(r.Kind.JoinsNetworkGroups() && networkGroupsPending(obj)) {
+		(r.Kind.JoinsNetworkGroups() && memberships.Pending(obj)) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -479,7 +480,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	}
 	r.waits.drop(s.obj.GetUID())
 	if r.Kind.JoinsNetworkGroups() {
-		s.soon, s.ngSynced = r.networkGroups(ctx, s, addon), true
+		s.soon, s.ngSynced = r.memberships().Sync(ctx, s, addon), true
 	}
 	return r.publish(ctx, s, addon.ID, addon.RealID, data)
 }
@@ -890,4 +891,9 @@ func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string)
 	}
 	r.observed.Store(s.obj.GetUID(), r.now())
 	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
+}
+
+// memberships is the Network Group memberships' capability, with the engine's client.
+func (r *Reconciler) memberships() *memberships.Syncer {
+	return &memberships.Syncer{Client: r.Client, Changed: r.NetworkGroupChanged}
 }

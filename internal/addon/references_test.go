@@ -11,6 +11,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -25,7 +26,7 @@ func TestResolveGroupById(t *testing.T) {
 	ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
 	ng.SetNamespace("team-b")
 	ng.SetName("private")
-	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(ng).Build()}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ng).Build()
 	cases := []struct {
 		name, ref string
 		grant     *credentials.Grant
@@ -36,20 +37,20 @@ func TestResolveGroupById(t *testing.T) {
 		{"another team's group, no grant", "ng_theirs", nil, status.ReasonBindingNotAllowed},
 		{"another team's group, binding.any", "ng_theirs", &credentials.Grant{BindAny: true}, ""},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			obj := &unstructured.Unstructured{Object: map[string]any{}}
 			obj.SetNamespace("team-b")
 			obj.SetName("cache")
-			s := &pass{obj: obj, org: "orga_b", grant: c.grant}
-			id, reason, msg := r.resolveGroup(context.Background(), s, c.ref)
-			if reason != c.reason {
-				t.Fatalf("reason %q (%s), want %q", reason, msg, c.reason)
+			s := &pass{obj: obj, org: "orga_b", grant: tc.grant}
+			id, reason, msg := memberships.Resolve(context.Background(), c, s, tc.ref)
+			if reason != tc.reason {
+				t.Fatalf("reason %q (%s), want %q", reason, msg, tc.reason)
 			}
-			if c.reason == "" && id != c.ref {
-				t.Fatalf("id %q, want %q", id, c.ref)
+			if tc.reason == "" && id != tc.ref {
+				t.Fatalf("id %q, want %q", id, tc.ref)
 			}
-			if c.reason != "" && (id != "" || !strings.Contains(msg, c.ref) || !strings.Contains(msg, "team-b")) {
+			if tc.reason != "" && (id != "" || !strings.Contains(msg, tc.ref) || !strings.Contains(msg, "team-b")) {
 				t.Fatalf("refused with id %q, message %q", id, msg)
 			}
 		})

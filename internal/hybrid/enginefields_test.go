@@ -47,13 +47,11 @@ func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 
 func mustKind(t *testing.T, kind string) *kinds.Kind {
 	t.Helper()
-	for i := range kinds.Kinds {
-		if kinds.Kinds[i].GVK.Kind == kind {
-			return &kinds.Kinds[i]
-		}
+	k, ok := kinds.Named(kind)
+	if !ok {
+		t.Fatalf("no kind %s", kind)
 	}
-	t.Fatalf("no kind %s", kind)
-	return nil
+	return k
 }
 
 // engineWrittenFields are the top-level status fields named by the Path literals of

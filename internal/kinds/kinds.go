@@ -162,6 +162,16 @@ func renewCellar(ctx context.Context, api Renewer, ownerID, realID string) error
 	return api.RenewCellarCredentials(ctx, ownerID, realID)
 }
 
+// Named is the row of the kind named name (PostgreSql, Addon, ...).
+func Named(name string) (*Kind, bool) {
+	for i := range Kinds {
+		if Kinds[i].GVK.Kind == name {
+			return &Kinds[i], true
+		}
+	}
+	return nil, false
+}
+
 // KindFor returns the table row of a GVK.
 func KindFor(gvk schema.GroupVersionKind) (*Kind, bool) {
 	for i := range Kinds {

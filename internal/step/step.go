@@ -37,6 +37,8 @@ type Pass interface {
 	Org() string
 	API() credentials.API
 	Key() string
+	// Grant is what the credentials allow (organisations, add-ons and groups to bind).
+	Grant() *credentials.Grant
 	// ObserveOnly: the resource only reads its add-on (spec.observeOnly); Paused: the pause
 	// annotation is set (no Clever Cloud write).
 	ObserveOnly() bool

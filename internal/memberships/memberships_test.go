@@ -1,4 +1,4 @@
-package addon
+package memberships
 
 import (
 	"slices"
@@ -42,7 +42,7 @@ func TestNetworkGroupsPending(t *testing.T) {
 		{"entry replaced", ngObject([]any{"b"}, []any{membership("a", "ng_1", "h")}, "True"), true},
 		{"unknown group reported", ngObject([]any{"a"}, nil, "False"), true},
 	} {
-		if got := networkGroupsPending(tc.u); got != tc.pending {
+		if got := Pending(tc.u); got != tc.pending {
 			t.Errorf("%s: pending = %v, want %v", tc.name, got, tc.pending)
 		}
 	}
@@ -120,4 +120,13 @@ func TestChangedRefs(t *testing.T) {
 	if got := changedRefs(a, a); len(got) != 0 {
 		t.Errorf("no change: %v", got)
 	}
+}
+
+func kind(t *testing.T, name string) *kinds.Kind {
+	t.Helper()
+	k, ok := kinds.Named(name)
+	if !ok {
+		t.Fatalf("no kind %s", name)
+	}
+	return k
 }

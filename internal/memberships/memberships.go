@@ -1,4 +1,11 @@
-package addon
+// Package memberships is the capability of the add-ons that join Network Groups (issue #18
+// §3): an add-on of a provider Clever Cloud lets join a Network
+// Group (clevercloud.NetworkGroupProviders) joins those of its spec.networkGroups, a
+// NetworkGroup resource of its namespace or a group id, and publishes the first group's
+// private host name in its Secret. Memberships are read and changed on full passes (a spec
+// change, a NetworkGroup's change, the joins Clever Cloud has not finished); the periodic
+// refresh keeps the published host from status.networkGroups without a call.
+package memberships
 
 import (
 	"context"
@@ -20,25 +27,27 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 )
 
-// Network Groups (issue #18 §3): an add-on of a provider Clever Cloud lets join a Network
-// Group (clevercloud.NetworkGroupProviders) joins those of its spec.networkGroups, a
-// NetworkGroup resource of its namespace or a group id, and publishes the first group's
-// private host name in its Secret. Memberships are read and changed on full passes (a spec
-// change, a NetworkGroup's change, the joins Clever Cloud has not finished); the periodic
-// refresh keeps the published host from status.networkGroups without a call.
+// Syncer syncs an add-on's memberships: Client reads the NetworkGroup resources its spec
+// names; Changed, when set, is told of each NetworkGroup (namespace, name) whose members the
+// sync changed (the NetworkGroup controller then reads them again).
+type Syncer struct {
+	Client  client.Client
+	Changed func(namespace, name string)
+}
 
-// NetworkGroupAPI is what memberships need beyond API (*clevercloud.Client implements it).
-type NetworkGroupAPI interface {
+// API is what memberships need beyond API (*clevercloud.Client implements it).
+type API interface {
 	GetNetworkGroup(ctx context.Context, ownerID, id string) (*clevercloud.NetworkGroup, error)
 	AddNetworkGroupMember(ctx context.Context, ownerID, networkGroupID string, m clevercloud.NetworkGroupMember) error
 	RemoveNetworkGroupMember(ctx context.Context, ownerID, networkGroupID, memberID string) error
 }
 
-// networkGroupsPending says whether the memberships need a full pass: the spec asks for
+// Pending says whether the memberships need a full pass: the spec asks for
 // other groups than status holds, or the last attempt did not end with every one joined.
-func networkGroupsPending(u *unstructured.Unstructured) bool {
+func Pending(u *unstructured.Unstructured) bool {
 	want, have := kinds.WantedGroups(u), kinds.Memberships(u)
 	if len(want) == 0 && len(have) == 0 {
 		return false
@@ -66,32 +75,32 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-// syncNetworkGroups brings the add-on's memberships to spec.networkGroups (a full pass's
+// sync brings the add-on's memberships to spec.networkGroups (a full pass's
 // step, after the add-on is found and before its credentials are published). It reports in
 // status.networkGroups and the NetworkGroups condition, and returns when to look again
 // (0: nothing pending).
-func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
-	obj := s.obj
+func (y *Syncer) sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon) time.Duration {
+	obj := s.Object()
 	want, have := kinds.WantedGroups(obj), kinds.Memberships(obj)
 	if len(want) == 0 && len(have) == 0 {
 		if _, ok := status.Find(status.Conditions(obj), status.TypeNetworkGroups); ok {
-			s.removeCondition(status.TypeNetworkGroups)
+			s.RemoveCondition(status.TypeNetworkGroups)
 		}
 		return 0
 	}
-	provider := r.Kind.Provider(obj)
-	api, ok := s.api.(NetworkGroupAPI)
+	provider := s.Kind().Provider(obj)
+	api, ok := s.API().(API)
 	switch {
 	case len(want) > 0 && kinds.PrivateHostKey(provider) == "":
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, fmt.Sprintf(
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, fmt.Sprintf(
 			"add-ons of provider %s cannot join a Network Group (Clever Cloud offers them to %s); remove spec.networkGroups", provider, strings.Join(networkGroupProviderList(), ", ")))
 		return 0
 	case len(want) > 0 && strings.EqualFold(addon.Plan.Slug, "dev"):
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
 			"add-ons on the shared dev plan cannot join a Network Group (Clever Cloud offers them to dedicated plans); choose a dedicated plan or remove spec.networkGroups")
 		return 0
 	case !ok:
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network Group calls")
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported, "the Clever Cloud client in use has no Network Group calls")
 		return 0
 	}
 
@@ -113,17 +122,17 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		}
 	)
 	for _, ref := range want {
-		id, rsn, msg := r.resolveGroup(ctx, s, ref)
+		id, rsn, msg := Resolve(ctx, y.Client, s, ref)
 		if msg != "" {
 			problem(rsn, msg)
 			keepPrevious(ref) // still tracked: left when the entry goes
 			continue
 		}
 		resolved[ref] = id
-		ng, err := api.GetNetworkGroup(ctx, s.org, id)
+		ng, err := api.GetNetworkGroup(ctx, s.Org(), id)
 		switch {
 		case clevercloud.IsNotFound(err):
-			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.org))
+			problem(status.ReasonNetworkGroupNotFound, fmt.Sprintf("Network Group %s (%s) does not exist in organisation %s", id, ref, s.Org()))
 			continue
 		case err != nil:
 			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("reading Network Group %s (%s): %s", id, ref, clevercloud.Message(err)))
@@ -138,13 +147,13 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		if m, ok := previous(ref); !ok || m.ID != id || m.PrivateHost != "" {
 			// Not asked yet for this group (or the member went away): ask. A join asked
 			// earlier whose member does not show yet is waited for, not asked again.
-			err := api.AddNetworkGroupMember(ctx, s.org, id, clevercloud.NetworkGroupMember{
+			err := api.AddNetworkGroupMember(ctx, s.Org(), id, clevercloud.NetworkGroupMember{
 				ID: memberID, Label: label, DomainName: clevercloud.MemberDomainName(id, memberID), Kind: clevercloud.MemberKindAddon})
 			if err != nil && !clevercloud.IsConflict(err) {
 				problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("joining Network Group %s (%s): %s", id, ref, clevercloud.Message(err)))
 				continue
 			}
-			s.event(corev1.EventTypeNormal, status.EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
+			s.Event(corev1.EventTypeNormal, status.EventNetworkGroupJoined, fmt.Sprintf("Asked Clever Cloud to add %s to Network Group %s (%s)", memberID, id, ref))
 		}
 		out = append(out, shared.NetworkGroupMembership{Ref: ref, ID: id, Member: memberID})
 		joining = append(joining, fmt.Sprintf("%s (%s)", id, ref))
@@ -157,50 +166,50 @@ func (r *Reconciler) syncNetworkGroups(ctx context.Context, s *pass, addon *clev
 		if id, ok := resolved[m.Ref]; ok && id == m.ID {
 			continue // the group is gone (reported above): nothing to leave
 		}
-		err := api.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member)
+		err := api.RemoveNetworkGroupMember(ctx, s.Org(), m.ID, m.Member)
 		if err != nil && !clevercloud.IsNotFound(err) {
 			problem(status.ReasonNetworkGroupFailed, fmt.Sprintf("leaving Network Group %s: %s", m.ID, clevercloud.Message(err)))
 			out = append(out, m)
 			continue
 		}
-		s.event(corev1.EventTypeNormal, status.EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
+		s.Event(corev1.EventTypeNormal, status.EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
 	}
-	s.set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
-	if r.NetworkGroupChanged != nil {
+	s.Set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
+	if y.Changed != nil {
 		for _, ref := range changedRefs(have, out) {
 			if !strings.HasPrefix(ref, "ng_") {
-				r.NetworkGroupChanged(obj.GetNamespace(), ref)
+				y.Changed(obj.GetNamespace(), ref)
 			}
 		}
 	}
 
 	switch {
 	case len(problems) > 0:
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, reason, strings.Join(problems, "; "))
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, reason, strings.Join(problems, "; "))
 		if reason == status.ReasonNetworkGroupFailed {
-			return s.networkGroupsBackoff()
+			return backoff(s)
 		}
 		return 0 // a NetworkGroup's change (watched) or the spec's wakes the resource
 	case len(joining) > 0:
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupJoining,
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupJoining,
 			"Clever Cloud is adding the add-on to Network Group "+strings.Join(joining, ", "))
-		return s.networkGroupsBackoff()
+		return backoff(s)
 	case len(want) == 0:
-		s.removeCondition(status.TypeNetworkGroups)
+		s.RemoveCondition(status.TypeNetworkGroups)
 		return 0
 	}
-	s.condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network Group "+strings.Join(joined, ", "))
+	s.Condition(status.TypeNetworkGroups, metav1.ConditionTrue, status.ReasonNetworkGroupsJoined, "member of Network Group "+strings.Join(joined, ", "))
 	return 0
 }
 
-// networkGroupsBackoff is when to look at memberships again while they do not settle: 2 s,
+// backoff is when to look at memberships again while they do not settle: 2 s,
 // growing with the time the condition has been False, up to 5 min.
-func (s *pass) networkGroupsBackoff() time.Duration {
-	c, ok := status.Find(status.Conditions(s.base), status.TypeNetworkGroups)
+func backoff(s step.Pass) time.Duration {
+	c, ok := status.Find(status.Conditions(s.Snapshot()), status.TypeNetworkGroups)
 	if !ok || c.Status != string(metav1.ConditionFalse) {
 		return 2 * time.Second
 	}
-	age, _ := c.Age(s.now())
+	age, _ := c.Age(s.Now())
 	return queue.GrowingDelay(age, 2*time.Second, 5*time.Minute)
 }
 
@@ -245,33 +254,33 @@ func networkGroupProviderList() []string {
 	return out
 }
 
-// resolveGroup turns a spec.networkGroups entry into a group id: an id as MayReference allows
+// Resolve turns a spec.networkGroups entry into a group id: an id as MayReference allows
 // it (a NetworkGroup of the namespace records it in status.id, or the credentials allow
 // binding it), decided before any call about the group; a name into the id of the
 // NetworkGroup resource of the namespace (Ready, same organisation). msg says why it cannot
 // be had (reason for the condition).
-func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id, reason, msg string) {
+func Resolve(ctx context.Context, c client.Client, s step.Pass, ref string) (id, reason, msg string) {
 	if strings.HasPrefix(ref, "ng_") {
-		ns := s.obj.GetNamespace()
-		here, err := credentials.RecordedIn(ctx, r.Client, kinds.NetworkGroupGVK, ns, ref, "id")
+		ns := s.Object().GetNamespace()
+		here, err := credentials.RecordedIn(ctx, c, kinds.NetworkGroupGVK, ns, ref, "id")
 		if err != nil {
 			return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("listing the NetworkGroups of namespace %s: %v", ns, err)
 		}
-		if refused := credentials.MayReference(credentials.Reference{What: credentials.ReferenceNetworkGroup, ID: ref, Organisation: s.org, Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.grant); refused != nil {
+		if refused := credentials.MayReference(credentials.Reference{What: credentials.ReferenceNetworkGroup, ID: ref, Organisation: s.Org(), Namespace: ns, Field: "spec.networkGroups", CreatedHere: here}, s.Grant()); refused != nil {
 			return "", refused.Reason, refused.Message
 		}
 		return ref, "", ""
 	}
 	ng := &unstructured.Unstructured{}
 	ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.obj.GetNamespace(), Name: ref}, ng); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: s.Object().GetNamespace(), Name: ref}, ng); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s does not exist in namespace %s", ref, s.obj.GetNamespace())
+			return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s does not exist in namespace %s", ref, s.Object().GetNamespace())
 		}
 		return "", status.ReasonNetworkGroupFailed, fmt.Sprintf("reading NetworkGroup %s: %v", ref, err)
 	}
-	if org := kinds.SpecOrganisation.String(ng); org != s.org {
-		return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s is in organisation %s, the add-on in %s: a group only takes members of its organisation", ref, org, s.org)
+	if org := kinds.SpecOrganisation.String(ng); org != s.Org() {
+		return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s is in organisation %s, the add-on in %s: a group only takes members of its organisation", ref, org, s.Org())
 	}
 	ready, _ := status.Find(status.Conditions(ng), status.TypeReady)
 	id = kinds.Path{"status", "id"}.String(ng)
@@ -281,26 +290,30 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *pass, ref string) (id,
 	return id, "", ""
 }
 
-// leaveNetworkGroups removes the add-on from its groups before it is deleted (errors other
+// Leave removes the add-on from its groups before it is deleted (errors other
 // than 404 stop the deletion, which is retried).
-func leaveNetworkGroups(ctx context.Context, s *pass, api credentials.API) error {
-	nga, ok := api.(NetworkGroupAPI)
+func Leave(ctx context.Context, s step.Pass, api credentials.API) error {
+	nga, ok := api.(API)
 	if !ok {
 		return nil
 	}
-	for _, m := range kinds.Memberships(s.obj) {
-		if err := nga.RemoveNetworkGroupMember(ctx, s.org, m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
+	for _, m := range kinds.Memberships(s.Object()) {
+		if err := nga.RemoveNetworkGroupMember(ctx, s.Org(), m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
 			return fmt.Errorf("leaving Network Group %s: %w", m.ID, err)
 		}
 	}
 	return nil
 }
 
-// networkGroupUsers maps a NetworkGroup to the resources of the kind that name it.
-func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []reconcile.Request {
+// Users maps a NetworkGroup to the resources of kind k that name it (a watch's map).
+func (y *Syncer) Users(k *kinds.Kind) func(ctx context.Context, ng client.Object) []reconcile.Request {
+	return func(ctx context.Context, ng client.Object) []reconcile.Request { return y.users(ctx, k, ng) }
+}
+
+func (y *Syncer) users(ctx context.Context, k *kinds.Kind, ng client.Object) []reconcile.Request {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(r.Kind.GVK.GroupVersion().WithKind(r.Kind.GVK.Kind + "List"))
-	if err := r.Client.List(ctx, list, client.InNamespace(ng.GetNamespace())); err != nil {
+	list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
+	if err := y.Client.List(ctx, list, client.InNamespace(ng.GetNamespace())); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -312,16 +325,16 @@ func (r *Reconciler) networkGroupUsers(ctx context.Context, ng client.Object) []
 	return out
 }
 
-// networkGroups is the full pass's membership step: synced, except for a resource that may
+// Sync is the full pass's membership step: synced, except for a resource that may
 // not change its add-on (ObserveOnly) or is paused, which keeps what status says.
-func (r *Reconciler) networkGroups(ctx context.Context, s *pass, addon *clevercloud.Addon) time.Duration {
-	if len(kinds.WantedGroups(s.obj)) > 0 && s.life.observeOnly {
-		s.condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
+func (y *Syncer) Sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon) time.Duration {
+	if len(kinds.WantedGroups(s.Object())) > 0 && s.ObserveOnly() {
+		s.Condition(status.TypeNetworkGroups, metav1.ConditionFalse, status.ReasonNetworkGroupsNotSupported,
 			"managementPolicy ObserveOnly never changes the add-on, so it joins no Network Group; remove spec.networkGroups or manage the add-on (Full)")
 		return 0
 	}
-	if s.life.paused {
+	if s.Paused() {
 		return 0
 	}
-	return r.syncNetworkGroups(ctx, s, addon)
+	return y.sync(ctx, s, addon)
 }
