@@ -16,7 +16,7 @@ var floors = map[string]int{
 	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
 	"kinds": 2, "secrets": 2,
 	"credentials": 3, "catalog": 3,
-	"step": 4, "backups": 4, "operatoraddons": 4, "memberships": 4,
+	"step": 4, "backups": 4, "operatoraddons": 4, "memberships": 4, "migrations": 4,
 	"addon": 5, "hybrid": 5, "standalone": 5, "networkgroup": 5, "cellarbucket": 5,
 	"operator": 6, "plugin": 6, "plugin/kubectl-clever": 6,
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 )
 
 func TestKindsWithBackups(t *testing.T) {
@@ -116,8 +117,8 @@ func TestBackupStaleSequence(t *testing.T) {
 		s := r.newPass(context.Background(), u)
 		s.api, s.org = api, testOrg
 		err := r.refreshBackups(context.Background(), s, "postgresql_1")
-		var sp *stopPass
-		if !errors.As(err, &sp) || sp.cause != nil || sp.res.RequeueAfter < time.Hour {
+		var sp *step.Stop
+		if !errors.As(err, &sp) || sp.Cause != nil || sp.Result.RequeueAfter < time.Hour {
 			t.Fatalf("%s: the pass ends with a requeue at the period, got %v", st.name, err)
 		}
 		if got := condition(s.obj, status.TypeBackupStale); got != st.want {

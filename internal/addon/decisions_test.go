@@ -15,8 +15,10 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/migrations"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 )
 
 // The engine's decisions, each tested where it is made: table cases, a fake API, no API
@@ -119,42 +121,6 @@ func TestFailEventsOnlyOnChange(t *testing.T) {
 	res, err := end(s.fail(status.ReasonInvalidSpec, "bad", nil))
 	if err != nil || res.RequeueAfter < time.Hour {
 		t.Fatalf("a terminal failure waits for the resync: %+v %v", res, err)
-	}
-}
-
-func TestChooseMigration(t *testing.T) {
-	addon := &clevercloud.Addon{ID: "addon_1", Region: "par", Plan: clevercloud.Plan{ID: "plan_s"}}
-	failed := &migrationState{Status: clevercloud.MigrationFailed, Generation: 4, Target: "plan plan_m, region par, version 17"}
-	cases := []struct {
-		name    string
-		version string // as the add-on runs
-		want    migrationTarget
-		last    *migrationState
-		paused  bool
-		choice  migrationChoice
-		target  string
-	}{
-		{"all equal", "17", migrationTarget{"plan_s", "par", "17"}, nil, false, migrationNone, ""},
-		{"region case differs only", "17", migrationTarget{"plan_s", "PAR", "17"}, nil, false, migrationNone, ""},
-		{"no version asked keeps the current one", "17", migrationTarget{"plan_s", "par", ""}, nil, false, migrationNone, ""},
-		{"a leading version part is the same version", "8.19.9", migrationTarget{"plan_s", "par", "8"}, nil, false, migrationNone, ""},
-		{"new plan", "17", migrationTarget{"plan_m", "par", "17"}, nil, false, migrationStart, "plan plan_m, region par, version 17"},
-		{"new region", "17", migrationTarget{"plan_s", "rbx", ""}, nil, false, migrationStart, "plan plan_s, region rbx, version 17"},
-		{"new version", "15", migrationTarget{"plan_s", "par", "17"}, nil, false, migrationStart, "plan plan_s, region par, version 17"},
-		{"same target failed for this generation: no retry loop", "17", migrationTarget{"plan_m", "par", "17"}, failed, false, migrationFailed, ""},
-		{"same target, new generation: tried again", "17", migrationTarget{"plan_m", "par", "17"}, &migrationState{Generation: 3, Target: failed.Target}, false, migrationStart, failed.Target},
-		{"paused: waits", "17", migrationTarget{"plan_m", "par", "17"}, nil, true, migrationPaused, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			choice, target := chooseMigration(addon, c.version, c.want, c.last, 4, c.paused)
-			if choice != c.choice {
-				t.Fatalf("choice %d, want %d", choice, c.choice)
-			}
-			if c.target != "" && target.String() != c.target {
-				t.Fatalf("target %q, want %q", target, c.target)
-			}
-		})
 	}
 }
 
@@ -310,7 +276,7 @@ func TestFindAddon(t *testing.T) {
 			s.grant = &credentials.Grant{Source: "test credentials", BindAny: c.grantAny}
 			a, adopted, err := r.findAddon(context.Background(), s)
 			var ae *clevercloud.APIError
-			var sp *stopPass
+			var sp *step.Stop
 			switch {
 			case c.reason != "":
 				cond, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
@@ -439,7 +405,7 @@ func TestMigrationRecordRoundTrip(t *testing.T) {
 	if _, found := kinds.MigrationOf(u); found {
 		t.Fatal("no record")
 	}
-	want := migrationState{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
+	want := migrations.State{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
 	kinds.SetMigration(u, want)
 	raw, _ := kinds.StatusMigration.Map(u)
 	if _, has := raw["message"]; has {

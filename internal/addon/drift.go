@@ -10,6 +10,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/migrations"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -40,7 +41,7 @@ func versionDrift(obj *unstructured.Unstructured, env map[string]string) *drift 
 	if recorded == "" {
 		return nil
 	}
-	actual := envVersion(env)
+	actual := migrations.EnvVersion(env)
 	if actual == "" || clevercloud.SameVersion(recorded, actual) {
 		return nil
 	}

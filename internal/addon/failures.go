@@ -21,7 +21,7 @@ import (
 )
 
 // The failure helpers below only decide: they set conditions in memory, queue an event when
-// a condition's reason or message changes (never on every retry), and return the stopPass
+// a condition's reason or message changes (never on every retry), and return the step.Stop
 // that ends the pass. The pass's status write (commit) records them.
 
 func (s *pass) countError(reason string) {

@@ -17,6 +17,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 )
 
 // pass is the scope of one reconcile pass (Cluster API's scope, CloudNativePG's status
@@ -141,31 +142,16 @@ func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStat
 	status.SetConditions(u, conds)
 }
 
-// stopPass ends a pass early: the result to requeue with and, when not nil, the cause the
-// work queue backs off on. Steps return it as their error; end translates it, in one place.
-type stopPass struct {
-	res   ctrl.Result
-	cause error
-}
+// stop ends the pass with res (step.End); stopRetry hands cause to the work queue's backoff.
+func stop(res ctrl.Result) error { return step.End(res) }
 
-func (e *stopPass) Error() string {
-	if e.cause != nil {
-		return e.cause.Error()
-	}
-	return "pass stopped"
-}
-
-// stop ends the pass with res.
-func stop(res ctrl.Result) error { return &stopPass{res: res} }
-
-// stopRetry ends the pass and hands cause to the work queue's backoff.
-func stopRetry(cause error) error { return &stopPass{cause: cause} }
+func stopRetry(cause error) error { return step.Retry(cause) }
 
 // end translates what the pass's steps returned into the work queue's answer.
 func end(err error) (ctrl.Result, error) {
-	var sp *stopPass
+	var sp *step.Stop
 	if errors.As(err, &sp) {
-		return sp.res, sp.cause
+		return sp.Result, sp.Cause
 	}
 	return ctrl.Result{}, err
 }

@@ -1,12 +1,14 @@
 package addon
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/step"
@@ -35,10 +37,29 @@ func (s *pass) Key() string                           { return s.key }
 func (s *pass) ObserveOnly() bool                     { return s.life.observeOnly }
 func (s *pass) Paused() bool                          { return s.life.paused }
 func (s *pass) FailAPI(doing string, err error) error { return s.failAPI(doing, err) }
-func (s *pass) Succeeded()                            { s.set(clearTransient) }
+func (s *pass) FailSpecOrAPI(err error, def, doing string) error {
+	return s.failSpecOrAPI(err, def, doing)
+}
+func (s *pass) Succeeded() { s.set(clearTransient) }
 
 // Transient: err is reported as throttling or unavailability, which leave a Ready add-on Ready.
 func (s *pass) Transient(err error) bool {
 	k := classify(err)
 	return k == failThrottled || k == failUnavailable
+}
+
+// engine is the Reconciler as the migrations capability sees it (migrations.Engine).
+type engine struct{ r *Reconciler }
+
+func (e engine) SpecPlan(ctx context.Context, s step.Pass) (string, error) {
+	k := e.r.Kind
+	return e.r.Plans.Resolve(ctx, s.API(), s.Key(), s.Org(), k.ProviderID, k.SpecPlan(s.Object()))
+}
+
+func (e engine) Options(ctx context.Context, s step.Pass, planID string, creating bool) (clevercloud.Options, error) {
+	return e.r.options(ctx, s, planID, creating)
+}
+
+func (e engine) PriceEvent(ctx context.Context, s step.Pass, addon *clevercloud.Addon, planID, region string) {
+	e.r.migrationPriceEvent(ctx, s, addon, planID, region)
 }

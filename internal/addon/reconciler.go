@@ -34,11 +34,13 @@ import (
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/memberships"
+	"github.com/clever-operator/clever-operator/internal/migrations"
 	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
@@ -249,7 +251,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 	return end(r.run(pctx, s))
 }
 
-// run is the pass, top to bottom. Each step returns nil to go on, or a stopPass (or an error
+// run is the pass, top to bottom. Each step returns nil to go on, or a step.Stop (or an error
 // for the work queue's backoff) that ends the pass.
 //
 //  1. deletion: finalize (delete the add-on, release the resource);
@@ -419,7 +421,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	sentVersion := ""
 	addon, adopted, err := r.findAddon(ctx, s)
 	if err != nil {
-		var sp *stopPass
+		var sp *step.Stop
 		if errors.As(err, &sp) {
 			return err // a refusal already reported (BindingNotAllowed, AddonClaimed, ...)
 		}
@@ -442,7 +444,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		r.ensureClaim(s, addon.ID)
 	}
 	if !created && r.Kind.Migrations && !l.observeOnly {
-		if err := r.migrate(ctx, s, addon); err != nil {
+		if err := migrations.Migrate(ctx, s, engine{r}, addon); err != nil {
 			return err
 		}
 	}

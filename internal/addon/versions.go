@@ -9,6 +9,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
 )
 
 // options returns the options to create the add-on with (or migrate it to) for planID:
@@ -23,9 +24,9 @@ import (
 //
 // creating: the options are for a create (a migration uses only the version, and never
 // refuses the dedicated-only options the add-on was created with).
-func (r *Reconciler) options(ctx context.Context, s *pass, planID string, creating bool) (clevercloud.Options, error) {
-	api, key, org := s.api, s.key, s.org
-	o, err := r.Kind.Options(s.obj)
+func (r *Reconciler) options(ctx context.Context, s step.Pass, planID string, creating bool) (clevercloud.Options, error) {
+	api, key, org := s.API(), s.Key(), s.Org()
+	o, err := r.Kind.Options(s.Object())
 	if err != nil || r.Kind.VersionCode == nil {
 		return o, err
 	}

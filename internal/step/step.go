@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -48,6 +49,29 @@ type Pass interface {
 	// one that FailAPI reports without touching a Ready add-on (throttled, unavailable).
 	FailAPI(doing string, err error) error
 	Transient(err error) bool
+	// FailSpecOrAPI reports a spec error (a *kinds.SpecError, with def as its reason when it
+	// names none) or else an API error met while doing something.
+	FailSpecOrAPI(err error, def, doing string) error
 	// Succeeded drops the conditions of transient failures after a successful call.
 	Succeeded()
 }
+
+// Stop ends a pass early: Result is what the work queue is told and Cause, when not nil, the
+// error it backs off on. Steps return it as their error; the engine translates it in one place.
+type Stop struct {
+	Result ctrl.Result
+	Cause  error
+}
+
+func (e *Stop) Error() string {
+	if e.Cause != nil {
+		return e.Cause.Error()
+	}
+	return "pass stopped"
+}
+
+// End ends the pass with res.
+func End(res ctrl.Result) error { return &Stop{Result: res} }
+
+// Retry ends the pass and hands cause to the work queue's backoff.
+func Retry(cause error) error { return &Stop{Cause: cause} }
