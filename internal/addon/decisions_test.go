@@ -299,7 +299,7 @@ func TestFindAddon(t *testing.T) {
 					kinds.SpecAddonID.Set(u, c.bind)
 				}
 				if c.claim != "" {
-					u.SetAnnotations(map[string]string{AnnotationAddonClaim: c.claim})
+					u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: c.claim})
 				}
 			})
 			api := &fakeAPI{addons: c.addons, getErr: c.getErr}

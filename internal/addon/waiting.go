@@ -264,7 +264,7 @@ func annotationsKey(obj *unstructured.Unstructured) string {
 	a := obj.GetAnnotations()
 	keys := make([]string, 0, len(a))
 	for k := range a {
-		if k != AnnotationAddonClaim { // written by the pass that created the add-on
+		if k != kinds.AnnotationAddonClaim { // written by the pass that created the add-on
 			keys = append(keys, k)
 		}
 	}
