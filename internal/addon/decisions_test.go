@@ -403,11 +403,6 @@ func TestPending(t *testing.T) {
 			}
 		})
 	}
-	for age, want := range map[time.Duration]time.Duration{0: 2 * time.Second, time.Second: 2 * time.Second, 40 * time.Second: 10 * time.Second, time.Hour: 30 * time.Second} {
-		if got := pendingPoll(age); got != want {
-			t.Errorf("pendingPoll(%s) = %s, want %s", age, got, want)
-		}
-	}
 }
 
 // TestStopPass: the one place a pass's outcome is translated.

@@ -38,6 +38,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
+	"github.com/clever-operator/clever-operator/internal/waits"
 )
 
 // Reconciler is the generic provisioning engine for one kind.
@@ -97,8 +98,8 @@ type Reconciler struct {
 	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
 	// when the live checks run again.
 	fresh sync.Map // types.UID -> struct{}
-	// waits are the add-ons being provisioned this process waits for (waiting.go).
-	waits waitBoard
+	// board holds the add-ons being provisioned this process waits for (internal/waits).
+	board waits.Board
 	// slots are the passes each tenant has in flight (fairness.go).
 	slots queue.TenantSlots
 }
@@ -170,9 +171,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
 		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.networkGroupUsers))
 	}
-	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
-	r.waits.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
-	b = b.WatchesRawSource(source.Channel(r.waits.wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}))
+	// Waiters woken when an add-on of their group is seen provisioned (internal/waits).
+	r.board.Wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
+	b = b.WatchesRawSource(source.Channel(r.board.Wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}))
 	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
@@ -305,7 +306,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 			return err
 		}
 	case fullPass:
-		if w := r.waits.lookup(s); w != nil {
+		if w := r.waiting(s); w != nil {
 			// Its add-on is being provisioned: one env read when due, nothing else.
 			s.mode = modeWait
 			return r.waitPass(ctx, s, w)
@@ -321,7 +322,7 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
-	r.waits.drop(obj.GetUID())
+	r.board.Drop(obj.GetUID())
 	if r.Handoff != nil {
 		r.Handoff.Drop(obj.GetUID())
 	}
@@ -449,10 +450,10 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 	}
 
-	if created && r.waitable(s, addon, createdAt) && r.waits.busy(s, r.Kind.Lower()) {
+	if created && r.waitable(s, addon, createdAt) && r.board.Busy(s.key, s.org, r.Kind.Lower()) {
 		// Add-ons of this kind created earlier in this organisation are still being
 		// provisioned: this one is too; it waits with them, without reading its env now.
-		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.waits.add(s, addon, createdAt, r.Kind.Lower()))
+		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.wait(s, addon, createdAt))
 	}
 	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
@@ -471,11 +472,11 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 			born = createdAt // this clock: the age is not skewed by Clever Cloud's
 		}
 		if r.waitable(s, addon, born) {
-			return s.pendingFor(pending, r.waits.add(s, addon, born, r.Kind.Lower()))
+			return s.pendingFor(pending, r.wait(s, addon, born))
 		}
 		return s.pending(addon, pending)
 	}
-	r.waits.drop(s.obj.GetUID())
+	r.board.Drop(s.obj.GetUID())
 	if r.Kind.JoinsNetworkGroups() {
 		s.soon, s.ngSynced = r.networkGroups(ctx, s, addon), true
 	}
