@@ -14,7 +14,7 @@ import (
 var floors = map[string]int{
 	"status": 0, "patch": 0, "queue": 0, "config": 0, "templates": 0, "handoff": 0, "tracing": 0, "logging": 0, "intern": 0, "admission": 0, "rbac/namespaced": 0,
 	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
-	"kinds": 2, "secrets": 2, "waits": 2,
+	"kinds": 2, "secrets": 2, "waits": 2, "metrics": 2,
 	"credentials": 3, "catalog": 3,
 	"addon": 4, "hybrid": 4, "standalone": 4, "networkgroup": 4, "cellarbucket": 4,
 	"operator": 5, "plugin": 5, "plugin/kubectl-clever": 5,

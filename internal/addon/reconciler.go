@@ -32,6 +32,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/metrics"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
@@ -73,7 +74,7 @@ type Reconciler struct {
 	// overrides it per resource).
 	BackupMaxAge time.Duration
 	// Metrics, when set, records time-to-ready, deletion durations and errors.
-	Metrics *Metrics
+	Metrics *metrics.Engine
 	// MaxConcurrentReconciles defaults to 4.
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
