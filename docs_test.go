@@ -130,7 +130,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 		}
 	}
 
-	// The engine's metrics (internal/addon/metrics.go).
+	// The engine's metrics (internal/metrics).
 	for _, m := range []string{"clever_operator_resources", "clever_operator_time_to_ready_seconds",
 		"clever_operator_deletion_duration_seconds", "clever_operator_reconcile_errors_total", "clever_operator_status_handoffs_total"} {
 		if !strings.Contains(operator, "`"+m+"`") {

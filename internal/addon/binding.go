@@ -37,10 +37,6 @@ import (
 // check comes before (connect). A bound add-on the resource did not create is "adopted": its
 // deletion defaults to Orphan.
 
-// AnnotationAddonClaim is the operator's signed record that the add-on it names was created by
-// a resource of this namespace: "v1/<addon id>/<Kind>/<name>/<base64url HMAC-SHA256>".
-const AnnotationAddonClaim = kinds.Group + "/addon-claim"
-
 const claimVersion = "v1"
 
 // IndexStatusAddon is the cache index of resources by status.addon (one per kind).
@@ -71,7 +67,7 @@ func ClaimValue(key []byte, addonID, namespace, kind, name string) string {
 
 // parseClaim reads obj's addon-claim annotation; nil when there is none.
 func (r *Reconciler) parseClaim(obj *unstructured.Unstructured) *claim {
-	v, ok := obj.GetAnnotations()[AnnotationAddonClaim]
+	v, ok := obj.GetAnnotations()[kinds.AnnotationAddonClaim]
 	if !ok {
 		return nil
 	}
@@ -204,7 +200,7 @@ func (r *Reconciler) writeClaim(ctx context.Context, s *pass) {
 	if s.claim == "" || s.released {
 		return
 	}
-	if err := patch.Annotate(ctx, r.Client, s.obj, AnnotationAddonClaim, s.claim); err != nil {
+	if err := patch.Annotate(ctx, r.Client, s.obj, kinds.AnnotationAddonClaim, s.claim); err != nil {
 		s.log.V(1).Info("writing the add-on claim failed; asked again on the next full pass", "error", err.Error())
 	}
 }
@@ -236,7 +232,7 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
 			return nil, false, true, s.fail(status.ReasonAddonNotFound, fmt.Sprintf(
-				"add-on %s, named by annotation %s, does not exist in organisation %s; remove the annotation to create a new add-on", c.addonID, AnnotationAddonClaim, s.org), nil)
+				"add-on %s, named by annotation %s, does not exist in organisation %s; remove the annotation to create a new add-on", c.addonID, kinds.AnnotationAddonClaim, s.org), nil)
 		}
 		return nil, false, true, err
 	}
@@ -244,7 +240,7 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 	if err != nil {
 		return nil, false, true, err
 	}
-	s.event(corev1.EventTypeNormal, status.EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, AnnotationAddonClaim))
+	s.event(corev1.EventTypeNormal, status.EventAddonAdopted, fmt.Sprintf("Bound to add-on %s recorded by annotation %s (created from this namespace)", a.ID, kinds.AnnotationAddonClaim))
 	if !adopted {
 		if a, err = r.takeBack(ctx, s, a); err != nil {
 			return nil, false, true, err
@@ -256,7 +252,7 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 // refuseClaim reports a claim annotation that does not verify.
 func (s *pass) refuseClaim() error {
 	return s.fail(status.ReasonBindingNotAllowed, fmt.Sprintf(
-		"annotation %s does not verify for namespace %s: copied from another namespace, or signed with an operator key since lost (restore the operator's claim key Secret, or have an admin allow binding the add-on in the credentials' spec.binding; remove the annotation to create a new add-on instead)", AnnotationAddonClaim, s.obj.GetNamespace()), nil)
+		"annotation %s does not verify for namespace %s: copied from another namespace, or signed with an operator key since lost (restore the operator's claim key Secret, or have an admin allow binding the add-on in the credentials' spec.binding; remove the annotation to create a new add-on instead)", kinds.AnnotationAddonClaim, s.obj.GetNamespace()), nil)
 }
 
 // bindingStillAllowed says whether deleting an adopted add-on (explicit deletionPolicy

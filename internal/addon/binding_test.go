@@ -41,7 +41,7 @@ func TestClaimVerifiesOnlyWhereSigned(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, u := testResource(t, func(u *unstructured.Unstructured) {
 				u.SetNamespace(c.ns)
-				u.SetAnnotations(map[string]string{AnnotationAddonClaim: c.value})
+				u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: c.value})
 			})
 			cl := r.parseClaim(u)
 			if cl == nil || cl.valid != c.valid || cl.own(k, u) != c.own {
@@ -50,7 +50,9 @@ func TestClaimVerifiesOnlyWhereSigned(t *testing.T) {
 		})
 	}
 	// Without a key nothing verifies.
-	_, u := testResource(t, func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AnnotationAddonClaim: good}) })
+	_, u := testResource(t, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: good})
+	})
 	if cl := (&Reconciler{Kind: k}).parseClaim(u); cl.valid {
 		t.Fatal("a claim verified without a key")
 	}
@@ -69,8 +71,8 @@ func TestCreatedAddonIsClaimed(t *testing.T) {
 		t.Fatalf("AddonReady %s", got)
 	}
 	id := kinds.StatusAddon.String(live)
-	if want := ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[AnnotationAddonClaim] != want {
-		t.Fatalf("claim %q, want %q", live.GetAnnotations()[AnnotationAddonClaim], want)
+	if want := ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[kinds.AnnotationAddonClaim] != want {
+		t.Fatalf("claim %q, want %q", live.GetAnnotations()[kinds.AnnotationAddonClaim], want)
 	}
 	if kinds.StatusAdopted.Bool(live) {
 		t.Fatal("a created add-on is not adopted")
@@ -177,7 +179,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 				kinds.StatusAddon.Set(u, "addon_1")
 				kinds.StatusAdopted.Set(u, true)
 				if c.claim {
-					u.SetAnnotations(map[string]string{AnnotationAddonClaim: ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
+					u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
 				}
 			})
 			api := &deleteAPI{}

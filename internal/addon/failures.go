@@ -18,6 +18,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/waits"
 )
 
 // The failure helpers below only decide: they set conditions in memory, queue an event when
@@ -158,7 +159,7 @@ func (s *pass) throttled(doing string, err error) error {
 // pending reports an add-on that Clever Cloud is still provisioning and polls again soon,
 // backing off with its age (2 s, growing to 30 s).
 func (s *pass) pending(addon *clevercloud.Addon, msg string) error {
-	return s.pendingFor(msg, pendingPoll(s.now().Sub(time.UnixMilli(int64(addon.CreationDate)))))
+	return s.pendingFor(msg, waits.PendingPoll(s.now().Sub(time.UnixMilli(int64(addon.CreationDate)))))
 }
 
 // pendingFor reports the add-on as provisioning and looks again after that long.
@@ -170,14 +171,6 @@ func (s *pass) pendingFor(msg string, after time.Duration) error {
 		return stop(ctrl.Result{Requeue: true})
 	}
 	return stop(ctrl.Result{RequeueAfter: after})
-}
-
-// pendingPoll is the delay before looking again at an add-on of that age being provisioned.
-func pendingPoll(age time.Duration) time.Duration {
-	if age <= 0 {
-		return 2 * time.Second
-	}
-	return min(max(age/4, 2*time.Second), 30*time.Second)
 }
 
 // isForbidden: Clever Cloud answered 403, the credentials are valid but may not do this

@@ -34,6 +34,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/memberships"
+	"github.com/clever-operator/clever-operator/internal/metrics"
 	"github.com/clever-operator/clever-operator/internal/migrations"
 	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/patch"
@@ -43,6 +44,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/step"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
+	"github.com/clever-operator/clever-operator/internal/waits"
 )
 
 // Reconciler is the generic provisioning engine for one kind.
@@ -77,7 +79,7 @@ type Reconciler struct {
 	// overrides it per resource).
 	BackupMaxAge time.Duration
 	// Metrics, when set, records time-to-ready, deletion durations and errors.
-	Metrics *Metrics
+	Metrics *metrics.Engine
 	// MaxConcurrentReconciles defaults to 4.
 	MaxConcurrentReconciles int
 	Log                     logr.Logger
@@ -102,8 +104,8 @@ type Reconciler struct {
 	// them before, so nothing left by the Rust operator can exist for them. Lost on restart,
 	// when the live checks run again.
 	fresh sync.Map // types.UID -> struct{}
-	// waits are the add-ons being provisioned this process waits for (waiting.go).
-	waits waitBoard
+	// board holds the add-ons being provisioned this process waits for (internal/waits).
+	board waits.Board
 	// slots are the passes each tenant has in flight (fairness.go).
 	slots queue.TenantSlots
 }
@@ -175,9 +177,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
 		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.memberships().Users(r.Kind)))
 	}
-	// Waiters woken when an add-on of their group is seen provisioned (waiting.go).
-	r.waits.wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
-	b = b.WatchesRawSource(source.Channel(r.waits.wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}))
+	// Waiters woken when an add-on of their group is seen provisioned (internal/waits).
+	r.board.Wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
+	b = b.WatchesRawSource(source.Channel(r.board.Wake, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}))
 	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
@@ -310,7 +312,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 			return err
 		}
 	case fullPass:
-		if w := r.waits.lookup(s); w != nil {
+		if w := r.waiting(s); w != nil {
 			// Its add-on is being provisioned: one env read when due, nothing else.
 			s.mode = modeWait
 			return r.waitPass(ctx, s, w)
@@ -326,7 +328,7 @@ func (r *Reconciler) forget(obj *unstructured.Unstructured) {
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())
-	r.waits.drop(obj.GetUID())
+	r.board.Drop(obj.GetUID())
 	if r.Handoff != nil {
 		r.Handoff.Drop(obj.GetUID())
 	}
@@ -454,10 +456,10 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 	}
 
-	if created && r.waitable(s, addon, createdAt) && r.waits.busy(s, r.Kind.Lower()) {
+	if created && r.waitable(s, addon, createdAt) && r.board.Busy(s.key, s.org, r.Kind.Lower()) {
 		// Add-ons of this kind created earlier in this organisation are still being
 		// provisioned: this one is too; it waits with them, without reading its env now.
-		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.waits.add(s, addon, createdAt, r.Kind.Lower()))
+		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.wait(s, addon, createdAt))
 	}
 	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
 	if err != nil {
@@ -476,11 +478,11 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 			born = createdAt // this clock: the age is not skewed by Clever Cloud's
 		}
 		if r.waitable(s, addon, born) {
-			return s.pendingFor(pending, r.waits.add(s, addon, born, r.Kind.Lower()))
+			return s.pendingFor(pending, r.wait(s, addon, born))
 		}
 		return s.pending(addon, pending)
 	}
-	r.waits.drop(s.obj.GetUID())
+	r.board.Drop(s.obj.GetUID())
 	if r.Kind.JoinsNetworkGroups() {
 		s.soon, s.ngSynced = r.memberships().Sync(ctx, s, addon), true
 	}

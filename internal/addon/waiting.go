@@ -2,488 +2,61 @@ package addon
 
 import (
 	"context"
-	"math/rand/v2"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/waits"
 )
 
-// Waiting for Clever Cloud to provision an add-on (issue #17, P7).
-//
-// A new add-on's env lists none of its variables until the platform has provisioned it (about
-// a minute for a database; the fake's ProvisioningDelay). Each resource reading its env on its
-// own short backoff cost about 20 calls per resource (11 env reads and 7.5 add-on GETs while
-// waiting) and, with 500 resources waiting, 150 requests/s against one organisation. The
-// board below keeps, in memory, the add-ons this process is waiting for, grouped by credential
-// set, organisation and kind (add-ons of one kind created together provision in about the same
-// time), and:
-//
-//   - only the group's oldest waiting add-on (the probe) reads its env often (every 2–3 s);
-//     the others wait without any call, on a long fallback backoff (90 s, then their age,
-//     at most 2 min between reads: longer than most provisioning, so rarely a wasted read);
-//   - once an add-on of the group is seen provisioned, at age hi, every other waiter reads
-//     its env once at that age of its own, and is woken for it at once;
-//   - hi is up to a probe gap (3 s) later than the add-on's provisioning, and with it every
-//     waiter's read. When the group also knows an age lo < hi at which an add-on was seen
-//     unprovisioned (the probe's previous read), one waiter at a time, the bisector (the
-//     oldest still younger than the middle), reads at the middle of lo..hi instead, until the
-//     two are less than bisectMin apart or maxBisects such reads were made: each halves the
-//     interval (a miss raises lo; a hit lowers hi, to the age the answer came at) and costs
-//     at most one read more (a miss reads again), a few reads per group whatever its size,
-//     and the waiters created later read about bisectMin after their add-on is provisioned
-//     instead of up to 3 s (P7: 1.2 s of the last add-on's 61.2 s in one run, where all Ready
-//     came at 70.0 s against a goal of 70). No read is later than at hi, as before; when ages
-//     disagree (add-ons of one kind that take different times), a hit below lo drops lo and
-//     the group reads at hi;
-//   - an add-on created while others of its group are waited for joins them without reading
-//     its env at once (with an API answering at once, no group ever waits: the read right
-//     after the create stays, and a resource is Ready in one pass);
-//   - a waiting pass reads the env only: the add-on's id, realId and configKeys were read by
-//     the pass that created (or found) it, and its spec has not changed since (generation,
-//     annotations and credentials are compared), so no GET of the add-on is needed until it is
-//     Ready. That pass did the checks findAddon does (claim, binding); the next full pass (the
-//     periodic refresh, or any spec change) does them again.
-//
-// Nothing here is needed for correctness: the board is lost on restart, when every resource
-// gets a full pass again (GET of the add-on, then its env), as before.
-type waitBoard struct {
-	mu     sync.Mutex
-	byUID  map[types.UID]*waiter
-	groups map[string]*waitGroup
-	// wake enqueues a resource (the engine's channel source); nil in unit tests.
-	wake chan event.TypedGenericEvent[*unstructured.Unstructured]
+// Waiting for Clever Cloud to provision an add-on (issue #17, P7): the board of internal/waits
+// keeps the resources waiting, by credential set, organisation and kind; these are the pass
+// steps that feed and read it.
+
+// wait puts s's resource on the board, waiting for addon created at created (its env read in
+// this pass and incomplete, or not read: its group is being waited for), and returns when to
+// look again.
+func (r *Reconciler) wait(s *pass, addon *clevercloud.Addon, created time.Time) time.Duration {
+	return r.board.Add(s.obj, s.key, s.org, r.Kind.Lower(), waits.Addon{ID: addon.ID, RealID: addon.RealID, ConfigKeys: addon.ConfigKeys}, created, s.now())
 }
 
-// waiter is one resource waiting for its add-on's env.
-type waiter struct {
-	uid             types.UID
-	key             types.NamespacedName
-	group           string
-	addonID, realID string
-	configKeys      []string
-	created         time.Time
-	generation      int64
-	annotations     string
-	lastPoll        time.Time     // its last env read (or when it joined without one)
-	polledAge       time.Duration // the add-on's age then
-	missAge         time.Duration // the add-on's age when its last read that missed was sent (0: none)
-	next            time.Time     // when its pass was last told to come back (zero: now)
-	credKey, org    string
-}
-
-// waitGroup is what the waiters of one credential set, organisation and kind learnt.
-type waitGroup struct {
-	members map[types.UID]*waiter
-	// hi is the youngest age at which an add-on of the group was seen provisioned (0: none yet).
-	hi time.Duration
-	// lo is the oldest age below hi at which an add-on of the group was seen unprovisioned,
-	// taken when the read was sent (0: none known): with one provisioning time for the
-	// group, it lies in lo..hi.
-	lo time.Duration
-	// bisector is the one waiter that reads at the middle of lo..hi (nil: none), kept by
-	// pickBisector; bisects counts the reads it made.
-	bisector *waiter
-	bisects  int
-}
-
-// Probe and fallback schedules. A probe younger than probeMaxAge reads its env every
-// probeGap of its age (clamped to probeMin..probeMax); older add-ons are not taken as probes
-// (one stuck add-on must not make its group poll fast forever).
-const (
-	probeMin    = 2 * time.Second
-	probeMax    = 3 * time.Second
-	probeMaxAge = 3 * time.Minute
-	fallbackMin = 90 * time.Second
-	fallbackMax = 2 * time.Minute
-	// bisectMin: lo..hi narrower than this is not halved further (a few API round trips: a
-	// hit's age is taken when its answer came, 100–200 ms after the request); maxBisects
-	// bounds the reads at the middle per group (the hits' latency keeps lo..hi above it).
-	bisectMin  = 500 * time.Millisecond
-	maxBisects = 6
-	// wakeSlack: a waiter whose next read comes earlier by less than this is not woken for it.
-	wakeSlack = 100 * time.Millisecond
-	// maxWaiterAge: an add-on older than this with variables missing is not provisioning
-	// in the usual sense; it gets the plain per-resource backoff (pendingPoll).
-	maxWaiterAge = 10 * time.Minute
-)
-
-// probeGap is the delay between two env reads of a group's probe of that age.
-func probeGap(age time.Duration) time.Duration {
-	if age >= probeMaxAge {
-		return pendingPoll(age)
-	}
-	return min(max(age/4, probeMin), probeMax)
-}
-
-// fallbackGap is the delay between two env reads of a waiter that is not its group's probe
-// and has nothing learnt to go by.
-func fallbackGap(age time.Duration) time.Duration {
-	return min(max(age, fallbackMin), fallbackMax)
-}
-
-// estimate is the age at which w should read its env next, from what its group learnt (ok
-// false: nothing learnt that applies): hi, the youngest age at which an add-on of the group
-// was seen provisioned, or for the bisector the middle of lo..hi.
-func (g *waitGroup) estimate(w *waiter) (time.Duration, bool) {
-	read := w.readAge()
-	if g.hi <= 0 || read >= g.hi {
-		return 0, false
-	}
-	if mid, ok := g.mid(); ok && w == g.bisector && read < mid {
-		return mid, true
-	}
-	return g.hi, true
-}
-
-// readAge is the add-on's age at w's last read, as sent (a miss answered after hi was still
-// asked before it: w reads at hi, not as a waiter slower than the group), or when w joined.
-func (w *waiter) readAge() time.Duration {
-	if w.missAge > 0 {
-		return w.missAge
-	}
-	return w.polledAge
-}
-
-// mid is the middle of lo..hi while both are known, at least bisectMin apart and halved
-// fewer than maxBisects times.
-func (g *waitGroup) mid() (time.Duration, bool) {
-	if g.hi <= 0 || g.lo <= 0 || g.hi-g.lo < bisectMin || g.bisects >= maxBisects {
-		return 0, false
-	}
-	return g.lo + (g.hi-g.lo)/2, true
-}
-
-// pickBisector makes the group's oldest waiter still younger than the middle of lo..hi its
-// bisector (none when there is no interval to halve): it will read there, at that age. One
-// already older would read at an age nearer hi, and an answer arriving past hi tells nothing.
-// A bisector keeps the role until it has read (or is past hi): its read may come a little
-// after the middle.
-// Called whenever lo, hi or the members change; it returns the bisector when it changed
-// (nil otherwise) so that it can be woken.
-func (g *waitGroup) pickBisector(now time.Time) *waiter {
-	prev := g.bisector
-	g.bisector = nil
-	mid, ok := g.mid()
-	if !ok {
-		return nil
-	}
-	if prev != nil && g.members[prev.uid] == prev && prev.readAge() < mid && now.Sub(prev.created) < g.hi {
-		g.bisector = prev // it has not read yet: on its way to the middle, or reading there
-		return nil
-	}
-	for _, w := range g.members {
-		if w.readAge() < mid && now.Sub(w.created) < mid && (g.bisector == nil || older(w, g.bisector)) {
-			g.bisector = w
-		}
-	}
-	if g.bisector == prev {
-		return nil
-	}
-	return g.bisector
-}
-
-// noProbe stands for "the group has no probe" in dueWith.
-var noProbe = &waiter{}
-
-func older(a, b *waiter) bool {
-	return a.created.Before(b.created) || (a.created.Equal(b.created) && a.uid < b.uid)
-}
-
-// seenUnprovisioned records a read sent at the add-on's age sent that found it unprovisioned.
-func (g *waitGroup) seenUnprovisioned(sent time.Duration) {
-	if g.hi > 0 && sent < g.hi {
-		g.lo = max(g.lo, sent)
-	}
-}
-
-// seenProvisioned records a read that found the add-on provisioned at age, whose last read
-// that missed was sent at age missed (0: none); false when hi did not move.
-func (g *waitGroup) seenProvisioned(age, missed time.Duration) bool {
-	if g.hi > 0 && age >= g.hi {
-		return false
-	}
-	g.hi = age
-	if g.lo >= g.hi {
-		g.lo = 0 // ages that disagree: no interval to halve
-	}
-	if missed > 0 && missed < age {
-		g.lo = max(g.lo, missed)
-	}
-	return true
-}
-
-// probe is the group's oldest waiter younger than probeMaxAge (nil: none).
-func (g *waitGroup) probe(now time.Time) *waiter {
-	var p *waiter
-	for _, w := range g.members {
-		if now.Sub(w.created) >= probeMaxAge {
-			continue
-		}
-		if p == nil || older(w, p) {
-			p = w
-		}
-	}
-	return p
-}
-
-// due is when w's env is worth reading again.
-func (g *waitGroup) due(w *waiter, now time.Time) time.Time {
-	return g.dueWith(w, now, nil)
-}
-
-// dueWith is due with the group's probe, when the caller has it (nil: found here; a loop
-// over the members finds it once; noProbe: the group has none).
-func (g *waitGroup) dueWith(w *waiter, now time.Time, probe *waiter) time.Time {
-	if est, ok := g.estimate(w); ok {
-		return w.created.Add(est)
-	}
-	if probe == nil {
-		probe = g.probe(now)
-	}
-	if probe == w || (g.hi > 0 && w.polledAge < 2*g.hi) {
-		// The probe; or a waiter slower than the add-on seen provisioned at hi (a miss at
-		// that age): it keeps close until twice that age, then falls back.
-		return w.lastPoll.Add(probeGap(w.polledAge))
-	}
-	gap := fallbackGap(w.polledAge)
-	return w.lastPoll.Add(gap + time.Duration(rand.Int64N(int64(gap/10)+1)))
-}
-
-func annotationsKey(obj *unstructured.Unstructured) string {
-	a := obj.GetAnnotations()
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		if k != AnnotationAddonClaim { // written by the pass that created the add-on
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(a[k])
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-func (b *waitBoard) init() {
-	if b.byUID == nil {
-		b.byUID = map[types.UID]*waiter{}
-		b.groups = map[string]*waitGroup{}
-	}
-}
-
-// add records that s's resource waits for addon (its env read in this pass and incomplete, or
-// not read: its group is being waited for), and returns when to look again.
-func (b *waitBoard) add(s *pass, addon *clevercloud.Addon, created time.Time, kind string) time.Duration {
-	now := s.now()
-	obj := s.obj
-	w := &waiter{
-		uid: obj.GetUID(), key: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()},
-		addonID: addon.ID, realID: addon.RealID, configKeys: slices.Clone(addon.ConfigKeys),
-		created: created, generation: obj.GetGeneration(), annotations: annotationsKey(obj),
-		lastPoll: now, polledAge: now.Sub(created), credKey: s.key, org: s.org,
-	}
-	w.group = s.key + "\x00" + s.org + "\x00" + kind
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.init()
-	b.removeLocked(w.uid)
-	b.byUID[w.uid] = w
-	g := b.groups[w.group]
-	if g == nil {
-		g = &waitGroup{members: map[types.UID]*waiter{}}
-		b.groups[w.group] = g
-	}
-	g.members[w.uid] = w
-	if o := g.pickBisector(now); o != nil && o != w {
-		b.wakeIfEarlierLocked(g, o, now, nil)
-	}
-	return w.after(g, now)
-}
-
-// after is how long w waits from now for its next read, noted as its next wake.
-func (w *waiter) after(g *waitGroup, now time.Time) time.Duration {
-	d := max(g.due(w, now).Sub(now), 0)
-	w.next = now.Add(d)
-	return d
-}
-
-// busy: add-ons of s's credential set, organisation and kind are being waited for (seen
-// unprovisioned): one just created is not provisioned either, its env is not worth reading yet.
-func (b *waitBoard) busy(s *pass, kind string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	g := b.groups[s.key+"\x00"+s.org+"\x00"+kind]
-	return g != nil && len(g.members) > 0
-}
-
-// lookup is the waiter of s's resource, when a waiting pass may stand for a full one: same
-// add-on in status, still Provisioning, same generation, annotations and credentials.
-// A waiter that no longer matches is dropped.
-func (b *waitBoard) lookup(s *pass) *waiter {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	w := b.byUID[s.obj.GetUID()]
-	if w == nil {
-		return nil
-	}
-	a, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
-	if w.generation != s.obj.GetGeneration() || kinds.StatusObservedGeneration.Int64(s.obj) != w.generation ||
-		kinds.StatusAddon.String(s.obj) != w.addonID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
-		w.annotations != annotationsKey(s.obj) || w.credKey != s.key || w.org != s.org || s.life.observeOnly || s.life.paused {
-		b.removeLocked(w.uid)
-		return nil
-	}
-	return w
-}
-
-// dueIn is how long w still waits before its env is worth reading (0: now).
-func (b *waitBoard) dueIn(w *waiter, now time.Time) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	g := b.groups[w.group]
-	if g == nil {
-		return 0
-	}
-	return w.after(g, now)
-}
-
-// notReady records an env read of w, sent at sent, that found variables missing; returns
-// when to look again.
-func (b *waitBoard) notReady(w *waiter, sent, now time.Time) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	w.lastPoll, w.polledAge, w.missAge = now, now.Sub(w.created), max(sent.Sub(w.created), 0)
-	g := b.groups[w.group]
-	if g == nil {
-		return pendingPoll(w.polledAge)
-	}
-	if w == g.bisector {
-		g.bisects++
-	}
-	g.seenUnprovisioned(w.missAge)
-	if o := g.pickBisector(now); o != nil && o != w {
-		b.wakeIfEarlierLocked(g, o, now, nil) // the next read at the middle is its
-	}
-	return w.after(g, now)
-}
-
-// ready records that w's add-on was seen provisioned, drops it, and wakes the waiters of its
-// group whose next read comes earlier now.
-func (b *waitBoard) ready(w *waiter, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	g := b.groups[w.group]
-	if g != nil && w == g.bisector {
-		g.bisects++
-	}
-	b.removeLocked(w.uid)
-	if g == nil || len(g.members) == 0 {
-		return
-	}
-	if !g.seenProvisioned(now.Sub(w.created), w.missAge) {
-		if o := g.pickBisector(now); o != nil {
-			b.wakeIfEarlierLocked(g, o, now, nil)
-		}
-		return
-	}
-	g.pickBisector(now)
-	p := g.probe(now)
-	if p == nil {
-		p = noProbe
-	}
-	for _, o := range g.members {
-		b.wakeIfEarlierLocked(g, o, now, p)
-	}
-}
-
-// wakeIfEarlierLocked wakes o when its next read comes earlier than it was told; its pass
-// notes its next wake. probe is as for dueWith.
-func (b *waitBoard) wakeIfEarlierLocked(g *waitGroup, o *waiter, now time.Time, probe *waiter) {
-	if o.next.IsZero() || g.dueWith(o, now, probe).Before(o.next.Add(-wakeSlack)) {
-		b.wakeLocked(o)
-	}
-}
-
-// wakeLocked enqueues o without blocking (a full channel leaves it to its requeue).
-func (b *waitBoard) wakeLocked(o *waiter) {
-	if b.wake == nil {
-		return
-	}
-	u := &unstructured.Unstructured{}
-	u.SetNamespace(o.key.Namespace)
-	u.SetName(o.key.Name)
-	select {
-	case b.wake <- event.TypedGenericEvent[*unstructured.Unstructured]{Object: u}:
-	default:
-	}
-}
-
-func (b *waitBoard) drop(uid types.UID) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.removeLocked(uid)
-}
-
-func (b *waitBoard) removeLocked(uid types.UID) {
-	w := b.byUID[uid]
-	if w == nil {
-		return
-	}
-	delete(b.byUID, uid)
-	if g := b.groups[w.group]; g != nil {
-		delete(g.members, uid)
-		if len(g.members) == 0 {
-			delete(b.groups, w.group)
-		} else if g.bisector == w {
-			g.bisector = nil // the next change in the group picks another
-		}
-	}
+// waiting is the board's waiter for s's resource when a waiting pass may stand for a full
+// one (nil: a full pass).
+func (r *Reconciler) waiting(s *pass) *waits.Waiter {
+	return r.board.Lookup(s.obj, s.key, s.org, s.life.observeOnly || s.life.paused)
 }
 
 // waitPass stands for a full pass while the add-on is being provisioned: no call before its
 // env is worth reading, then one env read; provisioned, the credentials are published as the
 // full pass would.
-func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waiter) error {
+func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waits.Waiter) error {
 	now := r.now()
-	if d := r.waits.dueIn(w, now); d > 0 {
+	if d := r.board.DueIn(w, now); d > 0 {
 		return stop(ctrl.Result{RequeueAfter: d})
 	}
-	env, err := s.api.GetAddonEnv(ctx, s.org, w.addonID) // sent at now
+	env, err := s.api.GetAddonEnv(ctx, s.org, w.Addon.ID) // sent at now
 	if err != nil {
-		r.waits.drop(w.uid)
+		r.board.Drop(w.UID)
 		if clevercloud.IsNotFound(err) {
 			// Gone meanwhile: a full pass looks it up.
 			return stop(ctrl.Result{Requeue: true})
 		}
 		return s.failAPI("reading the add-on's credentials", err)
 	}
-	r.ensureClaim(s, w.addonID)
+	r.ensureClaim(s, w.Addon.ID)
 	data := clevercloud.EnvMap(env)
-	if msg := pendingMessage(r.Kind, s.obj, w.addonID, w.configKeys, data); msg != "" {
-		return s.pendingFor(msg, r.waits.notReady(w, now, r.now()))
+	if msg := pendingMessage(r.Kind, s.obj, w.Addon.ID, w.Addon.ConfigKeys, data); msg != "" {
+		return s.pendingFor(msg, r.board.NotReady(w, now, r.now()))
 	}
-	r.waits.ready(w, r.now())
-	return r.publish(ctx, s, w.addonID, w.realID, data)
+	r.board.Ready(w, r.now())
+	return r.publish(ctx, s, w.Addon.ID, w.Addon.RealID, data)
 }
 
 // waitable: the kind's credentials are its v2 env, and nothing but provisioning can make
 // variables missing (no rotation under way).
 func (r *Reconciler) waitable(s *pass, addon *clevercloud.Addon, created time.Time) bool {
 	return r.Kind.Operator == "" && !r.Kind.ConfigProvider && len(addon.ConfigKeys) > 0 &&
-		kinds.CredRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < maxWaiterAge
+		kinds.CredRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < waits.MaxAge
 }

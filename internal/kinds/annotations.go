@@ -20,6 +20,10 @@ const (
 	AnnotationDeletionPolicy = Group + "/deletion-policy"
 	// AnnotationOnAddonMissing "report" (or "recreate") overrides --on-addon-missing.
 	AnnotationOnAddonMissing = Group + "/on-addon-missing"
+	// AnnotationAddonClaim is the operator's signed record that the add-on it names was
+	// created by a resource of this namespace: "v1/<addon id>/<Kind>/<name>/<base64url
+	// HMAC-SHA256>" (internal/addon/binding.go writes and checks it).
+	AnnotationAddonClaim = Group + "/addon-claim"
 
 	DeletionPolicyDelete = "Delete"
 	DeletionPolicyOrphan = "Orphan"

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/clever-operator/clever-operator/api/v1alpha1"
 	"github.com/clever-operator/clever-operator/internal/addon"
@@ -42,6 +42,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/intern"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/metrics"
 	"github.com/clever-operator/clever-operator/internal/networkgroup"
 )
 
@@ -201,7 +202,7 @@ func namespaceConfig(namespaces []string) map[string]cache.Config {
 // Setup registers both reconcilers of every watch, and the health checks, on mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Registerer == nil {
-		o.Registerer = metrics.Registry
+		o.Registerer = ctrlmetrics.Registry
 	}
 	apiMetrics := clevercloud.NewMetrics(o.Registerer)
 	overrides, err := newOverrideSecrets(mgr, o.Namespaces)
@@ -252,7 +253,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			watched = append(watched, *k)
 		}
 	}
-	engineMetrics := addon.NewMetrics(o.Registerer, mgr.GetCache(), watched)
+	engineMetrics := metrics.NewEngine(o.Registerer, mgr.GetCache(), watched)
 	ngr := &networkgroup.Reconciler{Client: mgr.GetClient(), Credentials: creds, Recorder: mgr.GetEventRecorderFor("clever-operator"),
 		ResyncPeriod: o.ResyncPeriod, Log: o.Log.WithName("networkgroup")}
 	if o.Selector != nil {

@@ -17,8 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/metrics"
 	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
@@ -67,7 +67,7 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	if _, err := c.Self(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	addon.NewMetrics(reg, nil, nil)
+	metrics.NewEngine(reg, nil, nil)
 	// collected from the cache at scrape time, and set by the credentials expiry watcher
 	exported := map[string]bool{"clever_operator_resources": true, "clever_operator_backup_stale_resources": true, operator.MetricCredentialsExpiry: true}
 	families, err := reg.Gather()
@@ -85,7 +85,7 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	// Vectors without samples are not gathered: describe them instead.
 	descs := make(chan *prometheus.Desc, 64)
 	go func() {
-		m := addon.NewMetrics(reg, nil, nil)
+		m := metrics.NewEngine(reg, nil, nil)
 		m.TimeToReady.Describe(descs)
 		m.DeletionDuration.Describe(descs)
 		m.ReconcileErrors.Describe(descs)

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -72,10 +71,10 @@ var _ = Describe("binding an existing add-on is a privilege", func() {
 		Eventually(func() string {
 			cur := suite.Get(cr)
 			backup = kube.Manifest(cur, ns)
-			return cur.GetAnnotations()[addon.AnnotationAddonClaim]
+			return cur.GetAnnotations()[kinds.AnnotationAddonClaim]
 		}).ShouldNot(BeEmpty(), "the operator signs the add-on it created")
 		id := kube.StatusString(suite.Get(cr), "addon")
-		Expect(strings.Split(backup.GetAnnotations()[addon.AnnotationAddonClaim], "/")[1]).To(Equal(id))
+		Expect(strings.Split(backup.GetAnnotations()[kinds.AnnotationAddonClaim], "/")[1]).To(Equal(id))
 
 		// The namespace is lost (the add-on kept), then restored from the backup.
 		suite.Mutate(cr, func(live *unstructured.Unstructured) {

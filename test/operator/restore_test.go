@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -79,7 +78,7 @@ func readyWithClaim(ctx context.Context, sample, ns string) (cur *unstructured.U
 	cr := ownSample(sample, ns) // labelled: fastRefresh can refresh it alone
 	Expect(k8s.Create(ctx, cr)).To(Succeed())
 	Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
-	Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+	Eventually(func() string { return suite.Get(cr).GetAnnotations()[kinds.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
 	cur = suite.Get(cr)
 	return cur, kube.StatusString(cur, "addon"), kube.Manifest(cur, ns)
 }
@@ -101,7 +100,7 @@ var _ = Describe("a restore from backup (new UIDs, no status, no owner reference
 		var backup []*unstructured.Unstructured
 		for _, cr := range resources {
 			Eventually(suite.ReadyOf(cr), 60*time.Second).Should(Equal("True/Provisioned"), "%s %s", cr.GetKind(), cr.GetName())
-			Eventually(func() string { return suite.Get(cr).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+			Eventually(func() string { return suite.Get(cr).GetAnnotations()[kinds.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
 			cur := suite.Get(cr)
 			key := cur.GetKind() + "/" + cur.GetName()
 			ids[key] = kube.StatusString(cur, "addon")
@@ -256,7 +255,7 @@ var _ = Describe("the same manifest applied in a second cluster while the first 
 		// Recreating on purpose: the user removes the link.
 		suite.Mutate(backup, func(live *unstructured.Unstructured) {
 			a := live.GetAnnotations()
-			delete(a, addon.AnnotationAddonClaim)
+			delete(a, kinds.AnnotationAddonClaim)
 			live.SetAnnotations(a)
 		})
 		Eventually(suite.ReadyOf(backup), 60*time.Second).Should(Equal("True/Provisioned"))

@@ -13,8 +13,8 @@ import (
 )
 
 // Issue #17, P7: resources waiting for their add-ons to be provisioned share what they learn
-// (internal/addon/waiting.go): the oldest reads its env every few seconds, the others wait
-// without a call until one is seen provisioned, and no waiting pass reads the add-on itself.
+// (internal/waits): the oldest reads its env every few seconds, the others wait without a
+// call until one is seen provisioned, and no waiting pass reads the add-on itself.
 var _ = Describe("waiting for Clever Cloud to provision", func() {
 	ctx := context.Background()
 

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -29,7 +28,7 @@ func teamAPostgres(w world) (*unstructured.Unstructured, string, []string) {
 	db := ready(sample("api_v1_postgresql.yaml", w.teamA, "db", w.orgA))
 	id := kube.StatusString(db, "addon")
 	Expect(id).NotTo(BeEmpty())
-	Eventually(func() string { return suite.Get(db).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty(),
+	Eventually(func() string { return suite.Get(db).GetAnnotations()[kinds.AnnotationAddonClaim] }).ShouldNot(BeEmpty(),
 		"the operator signs the add-on team-a created")
 	values := secretValues(w.teamA)
 	Expect(values).NotTo(BeEmpty())
@@ -58,7 +57,7 @@ func bindingAttempts(w world, src *unstructured.Unstructured, id, credsRef strin
 	Expect(unstructured.SetNestedField(observe.Object, "ObserveOnly", "spec", "managementPolicy")).To(Succeed())
 	Expect(unstructured.SetNestedField(observe.Object, id, "spec", "addonId")).To(Succeed())
 	copied := kube.Manifest(src, w.teamB)
-	Expect(copied.GetAnnotations()).To(HaveKey(addon.AnnotationAddonClaim), "the copy carries team-a's signed claim")
+	Expect(copied.GetAnnotations()).To(HaveKey(kinds.AnnotationAddonClaim), "the copy carries team-a's signed claim")
 	if credsRef != "" {
 		ref(copied)
 	}
@@ -283,7 +282,7 @@ var _ = Describe("a tenant (team-b) trying to break out, with `default` allowing
 		Eventually(func() string {
 			cur := suite.Get(rd)
 			backup = kube.Manifest(cur, w.teamA)
-			return cur.GetAnnotations()[addon.AnnotationAddonClaim]
+			return cur.GetAnnotations()[kinds.AnnotationAddonClaim]
 		}).ShouldNot(BeEmpty())
 
 		// The namespace's resource is lost (its add-on kept), then restored from the backup.

@@ -532,7 +532,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		db, idA, valuesA := teamAPostgres(w)
 		valuesA = specific(valuesA)
 		backup := kube.Manifest(db, w.teamB)
-		Expect(backup.GetAnnotations()).To(HaveKey(addon.AnnotationAddonClaim))
+		Expect(backup.GetAnnotations()).To(HaveKey(kinds.AnnotationAddonClaim))
 		// Team-b even has credentials in team-a's organisation (without the binding privilege).
 		forB := grantTeamB(w, w.orgA, nil)
 		asB := tenantClient(w.teamB)

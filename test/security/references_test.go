@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
 )
@@ -57,7 +57,7 @@ func teamACellar(w world) (*unstructured.Unstructured, string, map[string]string
 	cellar := ready(sample("api_v1_cellar.yaml", w.teamA, "cellar", w.orgA))
 	id := kube.StatusString(cellar, "addon")
 	Expect(id).NotTo(BeEmpty())
-	Eventually(func() string { return suite.Get(cellar).GetAnnotations()[addon.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
+	Eventually(func() string { return suite.Get(cellar).GetAnnotations()[kinds.AnnotationAddonClaim] }).ShouldNot(BeEmpty())
 	env := map[string]string{}
 	for _, v := range fake.Env(id) {
 		env[v.Name] = v.Value

@@ -1,4 +1,6 @@
-package addon
+// Package metrics holds the engine's Prometheus metrics (docs/operator.md lists them); the
+// Clever Cloud client keeps its own (internal/clevercloud).
+package metrics
 
 import (
 	"context"
@@ -14,32 +16,32 @@ import (
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// Metrics are the engine's Prometheus metrics (docs/operator.md lists them).
-type Metrics struct {
+// Engine is the add-on engine's metrics (internal/addon records them).
+type Engine struct {
 	TimeToReady      *prometheus.HistogramVec
 	DeletionDuration *prometheus.HistogramVec
 	ReconcileErrors  *prometheus.CounterVec
 	// StatusHandoffs counts the first publications whose status the engine handed to the
-	// Helm side's write (handoff.go), by who wrote it: helm, engine (at the deadline), missed
+	// Helm side's write (internal/handoff), by who wrote it: helm, engine (at the deadline), missed
 	// (the Helm side wrote before the pass had filled it; the engine wrote at once).
 	StatusHandoffs *prometheus.CounterVec
 	resources      *resourcesCollector
 }
 
 var (
-	metricsOnce sync.Map // prometheus.Registerer -> *Metrics
+	metricsOnce sync.Map // prometheus.Registerer -> *Engine
 )
 
-// NewMetrics registers the engine metrics on reg (once per registry) and, when reader is
+// NewEngine registers the engine metrics on reg (once per registry) and, when reader is
 // set, a collector of resources by kind and Ready state read from the cache on each scrape.
-func NewMetrics(reg prometheus.Registerer, reader client.Reader, ks []kinds.Kind) *Metrics {
+func NewEngine(reg prometheus.Registerer, reader client.Reader, ks []kinds.Kind) *Engine {
 	if v, ok := metricsOnce.Load(reg); ok {
 		// Registered already (a new manager on the same registry): read the new cache.
-		m := v.(*Metrics)
+		m := v.(*Engine)
 		m.resources.set(reader, ks)
 		return m
 	}
-	m := &Metrics{
+	m := &Engine{
 		TimeToReady: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "clever_operator_time_to_ready_seconds",
 			Help:    "Time from a resource's creation to its add-on first being provisioned and published.",
