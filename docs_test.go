@@ -15,6 +15,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	op "github.com/clever-operator/clever-operator/internal/operator"
+	"github.com/clever-operator/clever-operator/internal/rollout"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
@@ -94,7 +95,7 @@ func TestDocsMatchTheCode(t *testing.T) {
 
 	for _, a := range []string{kinds.AnnotationSkipDeprovision, kinds.AnnotationAddonID, secrets.AnnotationCredentialsHash, secrets.AnnotationRealID, kinds.LabelManagedBy,
 		kinds.AnnotationPaused, kinds.AnnotationReconcileRequestedAt, kinds.AnnotationResyncPeriod, kinds.AnnotationDeletionPolicy, kinds.AnnotationOnAddonMissing,
-		addon.AnnotationRotateRequestedAt, addon.AnnotationRolloutOnSecretChange} {
+		addon.AnnotationRotateRequestedAt, rollout.AnnotationRolloutOnSecretChange} {
 		if !strings.Contains(operator, a) {
 			t.Errorf("docs/operator.md does not document %s", a)
 		}

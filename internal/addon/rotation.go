@@ -2,50 +2,32 @@ package addon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
+	"github.com/clever-operator/clever-operator/internal/rollout"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
-// Rotation and rollout annotations.
+// Rotation annotation.
 const (
 	// AnnotationRotateRequestedAt on a resource asks Clever Cloud to regenerate the add-on's
 	// credentials (any new value, e.g. a timestamp), for the kinds whose API allows it.
 	AnnotationRotateRequestedAt = kinds.Group + "/rotate-requested-at"
-	// AnnotationRolloutOnSecretChange on a Deployment or StatefulSet lists (comma-separated)
-	// the credentials Secrets whose change restarts its pods.
-	AnnotationRolloutOnSecretChange = kinds.Group + "/rollout-on-secret-change"
-	// PodTemplateHashPrefix prefixes the pod-template annotation the operator bumps, one per
-	// Secret: credentials.api.clever-cloud.com/<secret name> = <credentials hash>.
-	PodTemplateHashPrefix = "credentials." + kinds.Group + "/"
 )
 
 // rolloutPoll is how often the engine looks whether the Helm side has rendered the new
 // credentials before restarting workloads (cache reads only).
 const rolloutPoll = 2 * time.Second
-
-var workloadKinds = []schema.GroupVersionKind{
-	{Group: "apps", Version: "v1", Kind: "Deployment"},
-	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
-}
 
 // recordCredentials updates status.credentials for the published data: hash, lastChangedAt
 // when it changed; the first publication is the rollout baseline (nothing to restart).
@@ -80,7 +62,7 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 		if err != nil || sec.Annotations[secrets.AnnotationCredentialsHash] != hash {
 			return stop(ctrl.Result{RequeueAfter: rolloutPoll})
 		}
-		restarted, err := r.restartWorkloads(ctx, obj, p.SecretName, hash)
+		restarted, err := rollout.Restart(ctx, r.APIReader, r.Client, obj, p.SecretName, hash)
 		if err != nil {
 			s.event(corev1.EventTypeWarning, status.EventRolloutFailed, fmt.Sprintf("Restarting the workloads that use Secret %s failed: %v", p.SecretName, err))
 			return err
@@ -91,61 +73,6 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 	}
 	s.set(func(u *unstructured.Unstructured) { kinds.CredRolledOutHash.Set(u, hash) })
 	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
-}
-
-// PodTemplateAnnotation is the pod-template annotation bumped for a Secret.
-func PodTemplateAnnotation(secretName string) string {
-	name := secretName
-	if len(name) > 63 {
-		sum := sha256.Sum256([]byte(name))
-		name = strings.TrimRight(name[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
-	}
-	return PodTemplateHashPrefix + name
-}
-
-// restartWorkloads patches the Deployments and StatefulSets of the namespace that opted in
-// (spec.secret.rollout.matchLabels, or their rollout-on-secret-change annotation naming the
-// Secret) and whose pod template does not carry the hash yet. Listing is metadata-only and
-// uncached: it happens only when credentials change.
-func (r *Reconciler) restartWorkloads(ctx context.Context, obj *unstructured.Unstructured, secretName, hash string) ([]string, error) {
-	var sel labels.Selector
-	if ro := kinds.SecretSpecOf(obj).Rollout; ro != nil && len(ro.MatchLabels) > 0 {
-		sel = labels.SelectorFromSet(ro.MatchLabels)
-	}
-	key := PodTemplateAnnotation(secretName)
-	var restarted []string
-	for _, gvk := range workloadKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.APIReader.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-			return restarted, err
-		}
-		for _, w := range list.Items {
-			if !(sel != nil && !sel.Empty() && sel.Matches(labels.Set(w.Labels))) && !listsName(w.Annotations[AnnotationRolloutOnSecretChange], secretName) {
-				continue
-			}
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(gvk)
-			u.SetNamespace(w.Namespace)
-			u.SetName(w.Name)
-			body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: hash}}}}})
-			if err := r.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, body)); err != nil {
-				return restarted, err
-			}
-			restarted = append(restarted, strings.ToLower(gvk.Kind)+"/"+w.Name)
-		}
-	}
-	sort.Strings(restarted)
-	return restarted, nil
-}
-
-func listsName(list, name string) bool {
-	for _, n := range strings.Split(list, ",") {
-		if strings.TrimSpace(n) == name {
-			return true
-		}
-	}
-	return false
 }
 
 // rotationRequested says whether the rotate-requested-at annotation has a value not acted on.

@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/addon"
 	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/cellarbucket"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/rollout"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/test/kube"
@@ -162,14 +162,14 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		// Team-a's Deployment opts in to both its own Secret and team-b's Secret name, by
 		// annotation and by the labels team-b's resource selects.
 		aApp := rtSnapshot(rtDeployment(k8s, w.teamA, "app", map[string]string{"uses": "pg"},
-			map[string]string{addon.AnnotationRolloutOnSecretChange: "db-secrets, mine-secrets"}))
+			map[string]string{rollout.AnnotationRolloutOnSecretChange: "db-secrets, mine-secrets"}))
 
 		forB := grantTeamB(w, w.orgB, nil)
 		asB := tenantClient(w.teamB)
 		opted := rtDeployment(asB, w.teamB, "opted", map[string]string{"uses": "pg"}, nil)
 		bystander := rtSnapshot(rtDeployment(asB, w.teamB, "bystander", map[string]string{"uses": "other"}, nil))
 		// Opted in to team-a's Secret name, not to the one team-b's resource publishes.
-		named := rtSnapshot(rtDeployment(asB, w.teamB, "named", nil, map[string]string{addon.AnnotationRolloutOnSecretChange: "db-secrets"}))
+		named := rtSnapshot(rtDeployment(asB, w.teamB, "named", nil, map[string]string{rollout.AnnotationRolloutOnSecretChange: "db-secrets"}))
 
 		mine := withRef(sample("api_v1_postgresql.yaml", w.teamB, "mine", w.orgB), "ClusterCleverCredentials", forB)
 		Expect(unstructured.SetNestedStringMap(mine.Object, map[string]string{"uses": "pg"}, "spec", "secret", "rollout", "matchLabels")).To(Succeed())
@@ -196,7 +196,7 @@ var _ = Describe("red team: a tenant (team-b, as its namespace editor) attacking
 		time.Sleep(1100 * time.Millisecond) // lastChangedAt has a one-second resolution
 		changePassword(idB, "team-b-new-Pa55word-1")
 		annotateAs(asB, mine, map[string]string{kinds.AnnotationReconcileRequestedAt: "rt-1"})
-		key := addon.PodTemplateAnnotation("mine-secrets")
+		key := rollout.PodTemplateAnnotation("mine-secrets")
 		Eventually(func() map[string]string { return rtPodAnnotations(w.teamB, opted.Name) }, 15*time.Second).Should(HaveKey(key),
 			"the positive control: team-b's opted-in Deployment is restarted")
 		Consistently(func() map[string]string { return rtPodAnnotations(w.teamA, "app") }, time.Second).ShouldNot(HaveKey(key))
