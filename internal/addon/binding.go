@@ -2,11 +2,7 @@ package addon
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +12,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/patch"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -37,57 +34,8 @@ import (
 // check comes before (connect). A bound add-on the resource did not create is "adopted": its
 // deletion defaults to Orphan.
 
-const claimVersion = "v1"
-
 // IndexStatusAddon is the cache index of resources by status.addon (one per kind).
 const IndexStatusAddon = "status.addon"
-
-// claim is a parsed addon-claim annotation.
-type claim struct {
-	addonID, kind, name string
-	valid               bool // signed by the operator's key for the resource's namespace
-}
-
-// claimMAC signs (add-on, namespace, kind, name) with the operator's claim key.
-func claimMAC(key []byte, addonID, namespace, kind, name string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("clever-operator addon-claim " + claimVersion))
-	for _, f := range []string{addonID, namespace, kind, name} {
-		m.Write([]byte{0})
-		m.Write([]byte(f))
-	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// ClaimValue is the annotation value the operator writes for add-on addonID created by the
-// resource kind/name in namespace.
-func ClaimValue(key []byte, addonID, namespace, kind, name string) string {
-	return strings.Join([]string{claimVersion, addonID, kind, name, claimMAC(key, addonID, namespace, kind, name)}, "/")
-}
-
-// parseClaim reads obj's addon-claim annotation; nil when there is none.
-func (r *Reconciler) parseClaim(obj *unstructured.Unstructured) *claim {
-	v, ok := obj.GetAnnotations()[kinds.AnnotationAddonClaim]
-	if !ok {
-		return nil
-	}
-	parts := strings.Split(v, "/")
-	if len(parts) != 5 || parts[0] != claimVersion || parts[1] == "" {
-		return &claim{}
-	}
-	c := &claim{addonID: parts[1], kind: parts[2], name: parts[3]}
-	if len(r.ClaimKey) > 0 {
-		want := claimMAC(r.ClaimKey, c.addonID, obj.GetNamespace(), c.kind, c.name)
-		c.valid = hmac.Equal([]byte(want), []byte(parts[4]))
-	}
-	return c
-}
-
-// own says whether the claim proves that this very resource (kind and name, in its
-// namespace) created the add-on.
-func (c *claim) own(k *kinds.Kind, obj *unstructured.Unstructured) bool {
-	return c != nil && c.valid && c.kind == k.GVK.Kind && c.name == obj.GetName()
-}
 
 // Every reference by id obeys one rule (docs/security.md, "Binding an existing add-on"). A
 // resource of namespace N may use an existing Clever Cloud object it names by id — an add-on
@@ -116,9 +64,9 @@ func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon)
 	if want := r.Kind.Provider(obj); a.Provider.ID != "" && want != "" && a.Provider.ID != want {
 		return false, s.fail(status.ReasonInvalidSpec, fmt.Sprintf("add-on %s is a %s add-on, not a %s one: it cannot be bound by a %s", a.ID, a.Provider.ID, want, r.Kind.GVK.Kind), nil)
 	}
-	c := r.parseClaim(obj)
+	c := secrets.ParseClaim(r.ClaimKey, obj)
 	uidNamed := a.AddonName() == r.Kind.AddonName(string(obj.GetUID()))
-	claimed := c != nil && c.valid && c.addonID == a.ID
+	claimed := c != nil && c.Valid && c.AddonID == a.ID
 	if ref := credentials.MayReference(credentials.Reference{What: credentials.ReferenceAddon, ID: a.ID, Organisation: s.org, Namespace: obj.GetNamespace(), CreatedHere: uidNamed || claimed}, s.grant); ref != nil {
 		return false, s.fail(ref.Reason, ref.Message, nil)
 	}
@@ -126,7 +74,7 @@ func (r *Reconciler) mayBind(ctx context.Context, s *pass, a *clevercloud.Addon)
 	case uidNamed:
 		adopted = false // named after this resource's UID: it created it
 	case claimed:
-		adopted = !c.own(r.Kind, obj) // created by this resource, or another of its namespace
+		adopted = !c.Own(r.Kind.GVK.Kind, obj.GetName()) // created by this resource, or another of its namespace
 	default:
 		adopted = true // the credentials allow binding it
 	}
@@ -188,10 +136,10 @@ func (r *Reconciler) ensureClaim(s *pass, addonID string) {
 		return
 	}
 	obj := s.obj
-	if c := r.parseClaim(obj); c != nil && c.own(r.Kind, obj) && c.addonID == addonID {
+	if c := secrets.ParseClaim(r.ClaimKey, obj); c != nil && c.Own(r.Kind.GVK.Kind, obj.GetName()) && c.AddonID == addonID {
 		return
 	}
-	s.claim = ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
+	s.claim = secrets.ClaimValue(r.ClaimKey, addonID, obj.GetNamespace(), r.Kind.GVK.Kind, obj.GetName())
 }
 
 // writeClaim writes the claim a pass asked for. A failure is only logged: the next full pass
@@ -209,17 +157,17 @@ func (r *Reconciler) writeClaim(ctx context.Context, s *pass) {
 // claim annotation names one. A claim that does not verify is refused (never a new add-on in
 // its place: the user removes the annotation to get one); a valid one is bound as by id.
 func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Addon, bool, bool, error) {
-	c := r.parseClaim(s.obj)
+	c := secrets.ParseClaim(r.ClaimKey, s.obj)
 	if c == nil {
 		return nil, false, false, nil
 	}
-	if !c.valid && s.grant != nil && s.grant.AllowsBinding(c.addonID) {
+	if !c.Valid && s.grant != nil && s.grant.AllowsBinding(c.AddonID) {
 		// A claim signed with a key since lost (the cluster rebuilt without the operator's
 		// namespace): the credentials' binding grant lets the resource have the add-on anyway,
 		// as adopted (its deletion then defaults to Orphan).
-		c.valid = true
+		c.Valid = true
 	}
-	if !c.valid {
+	if !c.Valid {
 		if !s.first {
 			// Perhaps its own claim under a key since lost (a restart without the key Secret):
 			// the name lookup finds an add-on this resource created; findAddon refuses the
@@ -228,11 +176,11 @@ func (r *Reconciler) claimedAddon(ctx context.Context, s *pass) (*clevercloud.Ad
 		}
 		return nil, false, true, s.refuseClaim()
 	}
-	a, err := s.api.GetAddon(ctx, s.org, c.addonID)
+	a, err := s.api.GetAddon(ctx, s.org, c.AddonID)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
 			return nil, false, true, s.fail(status.ReasonAddonNotFound, fmt.Sprintf(
-				"add-on %s, named by annotation %s, does not exist in organisation %s; remove the annotation to create a new add-on", c.addonID, kinds.AnnotationAddonClaim, s.org), nil)
+				"add-on %s, named by annotation %s, does not exist in organisation %s; remove the annotation to create a new add-on", c.AddonID, kinds.AnnotationAddonClaim, s.org), nil)
 		}
 		return nil, false, true, err
 	}
@@ -258,7 +206,7 @@ func (s *pass) refuseClaim() error {
 // bindingStillAllowed says whether deleting an adopted add-on (explicit deletionPolicy
 // Delete) is allowed: the claim or the credentials still grant it.
 func (r *Reconciler) bindingStillAllowed(s *pass, addonID string) bool {
-	if c := r.parseClaim(s.obj); c != nil && c.valid && c.addonID == addonID {
+	if c := secrets.ParseClaim(r.ClaimKey, s.obj); c != nil && c.Valid && c.AddonID == addonID {
 		return true
 	}
 	return s.grant != nil && s.grant.AllowsBinding(addonID)

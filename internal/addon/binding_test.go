@@ -12,6 +12,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -22,15 +23,15 @@ var testClaimKey = []byte("0123456789abcdef0123456789abcdef")
 func TestClaimVerifiesOnlyWhereSigned(t *testing.T) {
 	k := kind(t, "Azimutt")
 	r := &Reconciler{Kind: k, ClaimKey: testClaimKey}
-	good := ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "az")
+	good := secrets.ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "az")
 	cases := []struct {
 		name, ns, value string
 		valid, own      bool
 	}{
 		{"as signed", "ns", good, true, true},
 		{"another namespace", "other", good, false, false},
-		{"another name in the namespace: valid, not its own", "ns", ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling"), true, false},
-		{"another key", "ns", ClaimValue([]byte("another key, also 32 bytes long!"), "addon_1", "ns", "Azimutt", "az"), false, false},
+		{"another name in the namespace: valid, not its own", "ns", secrets.ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling"), true, false},
+		{"another key", "ns", secrets.ClaimValue([]byte("another key, also 32 bytes long!"), "addon_1", "ns", "Azimutt", "az"), false, false},
 		{"add-on id edited", "ns", strings.Replace(good, "addon_1", "addon_2", 1), false, false},
 		{"kind edited", "ns", strings.Replace(good, "/Azimutt/", "/Metabase/", 1), false, false},
 		{"truncated", "ns", good[:len(good)-3], false, false},
@@ -43,9 +44,9 @@ func TestClaimVerifiesOnlyWhereSigned(t *testing.T) {
 				u.SetNamespace(c.ns)
 				u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: c.value})
 			})
-			cl := r.parseClaim(u)
-			if cl == nil || cl.valid != c.valid || cl.own(k, u) != c.own {
-				t.Fatalf("claim %+v: valid/own %v/%v, want %v/%v", cl, cl != nil && cl.valid, cl != nil && cl.own(k, u), c.valid, c.own)
+			cl := secrets.ParseClaim(r.ClaimKey, u)
+			if cl == nil || cl.Valid != c.valid || cl.Own(k.GVK.Kind, u.GetName()) != c.own {
+				t.Fatalf("claim %+v: valid/own %v/%v, want %v/%v", cl, cl != nil && cl.Valid, cl != nil && cl.Own(k.GVK.Kind, u.GetName()), c.valid, c.own)
 			}
 		})
 	}
@@ -53,7 +54,7 @@ func TestClaimVerifiesOnlyWhereSigned(t *testing.T) {
 	_, u := testResource(t, func(u *unstructured.Unstructured) {
 		u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: good})
 	})
-	if cl := (&Reconciler{Kind: k}).parseClaim(u); cl.valid {
+	if cl := secrets.ParseClaim(nil, u); cl.Valid {
 		t.Fatal("a claim verified without a key")
 	}
 }
@@ -71,7 +72,7 @@ func TestCreatedAddonIsClaimed(t *testing.T) {
 		t.Fatalf("AddonReady %s", got)
 	}
 	id := kinds.StatusAddon.String(live)
-	if want := ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[kinds.AnnotationAddonClaim] != want {
+	if want := secrets.ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[kinds.AnnotationAddonClaim] != want {
 		t.Fatalf("claim %q, want %q", live.GetAnnotations()[kinds.AnnotationAddonClaim], want)
 	}
 	if kinds.StatusAdopted.Bool(live) {
@@ -179,7 +180,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 				kinds.StatusAddon.Set(u, "addon_1")
 				kinds.StatusAdopted.Set(u, true)
 				if c.claim {
-					u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
+					u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: secrets.ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
 				}
 			})
 			api := &deleteAPI{}

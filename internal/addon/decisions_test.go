@@ -210,7 +210,7 @@ func TestFindAddon(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	named := "kubernetes::Azimutt::uid-1"
 	other := "kubernetes::Azimutt::uid-2"
-	claim := func(addonID, ns, name string) string { return ClaimValue(key, addonID, ns, "Azimutt", name) }
+	claim := func(addonID, ns, name string) string { return secrets.ClaimValue(key, addonID, ns, "Azimutt", name) }
 	one := func(id string, name *string) map[string]clevercloud.Addon {
 		return map[string]clevercloud.Addon{id: {ID: id, Name: name}}
 	}

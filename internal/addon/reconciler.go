@@ -816,7 +816,7 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 			return &list[i], false, nil
 		}
 	}
-	if id == "" && r.parseClaim(obj) != nil {
+	if id == "" && secrets.ParseClaim(r.ClaimKey, obj) != nil {
 		// A claim that does not verify and no add-on of its own: never a new add-on in place
 		// of the one the claim names.
 		return nil, false, s.refuseClaim()
