@@ -24,11 +24,7 @@ func TestCredentialsHashStableAndValueFree(t *testing.T) {
 // kind is the table row of a kind by name.
 func kind(t *testing.T, name string) *kinds.Kind {
 	t.Helper()
-	k, ok := kinds.Named(name)
-	if !ok {
-		t.Fatalf("no kind %s", name)
-	}
-	return k
+	return kinds.MustNamed(name)
 }
 
 func obj(spec map[string]any) *unstructured.Unstructured {

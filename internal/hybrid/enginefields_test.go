@@ -40,19 +40,11 @@ func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 		}
 	}
 	// A kind with a field of its own adds it: the derivation reads each kind's type.
-	if fs := statusFields([]kinds.Kind{*mustKind(t, "Keycloak")}, helmOwned); !slices.Contains(fs, "admin_url") {
+	if fs := statusFields([]kinds.Kind{*kinds.MustNamed("Keycloak")}, helmOwned); !slices.Contains(fs, "admin_url") {
 		t.Errorf("Keycloak's status fields %v lack admin_url", fs)
 	}
 }
 
-func mustKind(t *testing.T, kind string) *kinds.Kind {
-	t.Helper()
-	k, ok := kinds.Named(kind)
-	if !ok {
-		t.Fatalf("no kind %s", kind)
-	}
-	return k
-}
 
 // engineWrittenFields are the top-level status fields named by the Path literals of
 // internal/kinds (Path{"status", "<field>", …}).

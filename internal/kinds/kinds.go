@@ -162,6 +162,15 @@ func renewCellar(ctx context.Context, api Renewer, ownerID, realID string) error
 	return api.RenewCellarCredentials(ctx, ownerID, realID)
 }
 
+// MustNamed is Named for a name known to be in the table (tests); it panics otherwise.
+func MustNamed(name string) *Kind {
+	k, ok := Named(name)
+	if !ok {
+		panic("no kind " + name)
+	}
+	return k
+}
+
 // Named is the row of the kind named name (PostgreSql, Addon, ...).
 func Named(name string) (*Kind, bool) {
 	for i := range Kinds {

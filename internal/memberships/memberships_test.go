@@ -49,7 +49,7 @@ func TestNetworkGroupsPending(t *testing.T) {
 }
 
 func TestWithPrivateHost(t *testing.T) {
-	pg, mb, generic := kind(t, "PostgreSql"), kind(t, "Metabase"), kind(t, "Addon")
+	pg, mb, generic := kinds.MustNamed("PostgreSql"), kinds.MustNamed("Metabase"), kinds.MustNamed("Addon")
 	joined := ngObject([]any{"a", "b"}, []any{membership("a", "ng_1", "first.host"), membership("b", "ng_2", "second.host")}, "True")
 	data := map[string]string{"POSTGRESQL_ADDON_HOST": "h"}
 	for _, tc := range []struct {
@@ -122,11 +122,3 @@ func TestChangedRefs(t *testing.T) {
 	}
 }
 
-func kind(t *testing.T, name string) *kinds.Kind {
-	t.Helper()
-	k, ok := kinds.Named(name)
-	if !ok {
-		t.Fatalf("no kind %s", name)
-	}
-	return k
-}
