@@ -45,7 +45,6 @@ func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 	}
 }
 
-
 // engineWrittenFields are the top-level status fields named by the Path literals of
 // internal/kinds (Path{"status", "<field>", …}).
 func engineWrittenFields(t *testing.T) []string {

@@ -121,4 +121,3 @@ func TestChangedRefs(t *testing.T) {
 		t.Errorf("no change: %v", got)
 	}
 }
-
