@@ -68,7 +68,7 @@ var _ = Describe("periodic refresh", func() {
 		}
 		Expect(fake.SetEnv(id, env)).To(Succeed())
 		// A kind Clever Cloud backs up reads its env every third period (add-on, backups, env):
-		// within about 10 s at 3 s periods, 40 s allowed for a loaded machine.
+		// within about 4 s at 1 s periods, 40 s allowed for a loaded machine.
 		Eventually(func() string { return kube.SecretData(suite.Secret(ns, "mysql-secrets"))["MYSQL_ADDON_PASSWORD"] }, 40*time.Second).
 			Should(Equal("rotated-password-0123456789"))
 		Eventually(suite.EventsOf(cr)).Should(ContainElement("Normal CredentialsUpdated"))

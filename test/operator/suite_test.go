@@ -78,7 +78,7 @@ func apiConfig() cfgpkg.APIConfig { return suite.APIConfig(creds) }
 // specLabel marks a spec's own resources for fastRefresh.
 const specLabel = "test.clever-operator.io/spec"
 
-// fastRefresh restarts the manager with a 3 s refresh period for the resources labelled
+// fastRefresh restarts the manager with a 1 s refresh period for the resources labelled
 // specLabel=ns only (its --watch-selector): the resources other specs left behind are not
 // refreshed, so they do not share the client's request budget (10 requests/s) with the
 // spec's own and a spec's timing does not depend on how many ran before it.
@@ -87,7 +87,7 @@ func fastRefresh(ns string) {
 	sel, err := operator.ParseWatchSelector(specLabel + "=" + ns)
 	Expect(err).NotTo(HaveOccurred())
 	mgr.Stop()
-	startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = 3 * time.Second; o.Selector = sel })
+	startManager(func(o *kube.ManagerOptions) { o.ResyncPeriod = time.Second; o.Selector = sel })
 }
 
 // ownSample is suite.Sample labelled for fastRefresh's selector.
