@@ -139,10 +139,10 @@ var _ = Describe("fairness between tenants: team-b's credentials name an endpoin
 		time.Sleep(time.Second)
 		held := stuck.hits()
 		GinkgoWriter.Printf("team-b's endpoint holds %d requests\n", held)
-		Expect(held).To(BeNumerically("<=", 2), "team-b's passes hold at most half of the 4 workers (each attempt of each call waits the suite's 5 s API timeout)")
+		Expect(held).To(BeNumerically("<=", 2), "team-b's passes hold at most half of the 4 workers (each attempt of each call waits the suite's 8 s API timeout)")
 
 		// Team-a's 20 next creates: on the workers team-b does not hold. Without the share,
-		// team-b's 8 passes would hold all 4 workers (5 s per attempt in this suite, 30 s by
+		// team-b's 8 passes would hold all 4 workers (8 s per attempt in this suite, 30 s by
 		// default, cut by the 60 s pass deadline) and team-a would wait for them.
 		bound := min(max(3*alone, alone+20*time.Second), 50*time.Second)
 		shared := createAllReady(k8s, w.teamA, "with-b", w.orgA, 20, bound)
@@ -151,7 +151,7 @@ var _ = Describe("fairness between tenants: team-b's credentials name an endpoin
 
 		// Team-b's resources say their endpoint does not answer: a pass cut by its deadline
 		// ("did not answer in time"), or the circuit its unanswered attempts opened (8 of
-		// them: two passes of two 5 s attempts at a time in this suite).
+		// them: two passes of two 8 s attempts at a time in this suite).
 		notAnswering := regexp.MustCompile(`did not answer in time|not answering`)
 		Eventually(func() []string {
 			var pending []string
@@ -226,8 +226,8 @@ var _ = Describe("fairness between tenants: the NetworkGroup controller's two wo
 			deleteAll(teamB...)
 		})
 
-		// Each attempt waits 30 s: within that, team-b's passes hold one of the two workers
-		// (its share), not both.
+		// Each attempt waits 8 s (the suite's API timeout): within that, team-b's passes hold
+		// one of the two workers (its share), not both.
 		Eventually(stuck.hits).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 1))
 		Consistently(stuck.hits, 5*time.Second, 200*time.Millisecond).Should(Equal(1), "one team-b pass at its endpoint at a time")
 

@@ -69,9 +69,9 @@ var _ = BeforeSuite(func() {
 	mgr = suite.StartManager(kube.ManagerOptions{
 		API:          suite.APIConfig(creds),
 		ResyncPeriod: time.Hour, Workers: 4,
-		// An endpoint that never answers (fairness_test.go) is given up on after 5 s per
+		// An endpoint that never answers (fairness_test.go) is given up on after 8 s per
 		// attempt instead of 30: the same sequence (held workers, deadline, open circuit), sooner.
-		APITimeout: 5 * time.Second,
+		APITimeout: 8 * time.Second,
 		// A Cellar's S3 calls go to the spec's local S3 server (references_test.go).
 		CellarEndpoint: cellarEndpoint,
 	})
