@@ -158,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			res.RequeueAfter = queue.Jitter(min(r.Period, NotReadyCheckPeriod))
 		}
 	}
-	if _, err := h.Commit(ctx, r.Client, patch.Options[client.Object]{}); err != nil {
+	if _, err := h.Commit(ctx, r.Client, patch.Options[client.Object]{Owned: true}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if c := meta.FindStatusCondition(st.Conditions, status.TypeReady); c != nil && c.Status != metav1.ConditionTrue {

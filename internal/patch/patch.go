@@ -41,6 +41,10 @@ func (h *Helper[T]) Set(change func(T)) {
 type Options[T client.Object] struct {
 	// Reader reads the resource live after a conflict (default: the commit's client).
 	Reader client.Reader
+	// Owned: the pass owns the whole status (no other writer): a replay copies the working
+	// copy's status onto the live resource. Otherwise a replay applies the overlay and the
+	// recorded changes only, so another writer's fields stay.
+	Owned bool
 	// Overlay are changes of an earlier pass not written yet: a replay applies them first.
 	Overlay []func(T)
 	// Prepare derives what the status shows from the rest (Ready, Paused), on every attempt,
@@ -54,9 +58,9 @@ type Options[T client.Object] struct {
 
 // Commit writes the working copy's status when it differs from the snapshot's, with the
 // snapshot's resourceVersion as an optimistic lock. On a conflict it reads the resource live
-// and replays the pass on it: the recorded changes when there are any (another writer shares
-// the status: its fields stay), else the working copy's whole status (the pass owns it). It
-// reports whether it wrote; a resource that is gone is not an error. On success Obj holds what
+// and replays the pass on it: the working copy's whole status when the pass owns it
+// (Options.Owned), else the overlay and the recorded changes (another writer's fields stay).
+// It reports whether it wrote; a resource that is gone is not an error. On success Obj holds what
 // the API server stored.
 func (h *Helper[T]) Commit(ctx context.Context, c client.Client, opt Options[T]) (wrote bool, err error) {
 	reader := opt.Reader
@@ -71,7 +75,7 @@ func (h *Helper[T]) Commit(ctx context.Context, c client.Client, opt Options[T])
 			if err := reader.Get(ctx, client.ObjectKeyFromObject(h.Obj), cur); err != nil {
 				return err
 			}
-			next = h.replay(cur, opt.Overlay)
+			next = h.replay(cur, opt)
 		}
 		first = false
 		if opt.Prepare != nil {
@@ -100,13 +104,13 @@ func (h *Helper[T]) Commit(ctx context.Context, c client.Client, opt Options[T])
 }
 
 // replay applies the pass to a copy of the live resource cur.
-func (h *Helper[T]) replay(cur T, overlay []func(T)) T {
+func (h *Helper[T]) replay(cur T, opt Options[T]) T {
 	next := cur.DeepCopyObject().(T)
-	if len(h.Changes) == 0 && len(overlay) == 0 {
+	if opt.Owned {
 		setStatus(next, statusOf(h.Obj))
 		return next
 	}
-	for _, change := range overlay {
+	for _, change := range opt.Overlay {
 		change(next)
 	}
 	for _, change := range h.Changes {

@@ -226,7 +226,7 @@ func Run(ctx context.Context, c client.Client, req ctrl.Request, gvk schema.Grou
 		return res, err // released
 	}
 	// The pass owns the status: a conflict replays it on the live resource.
-	if _, werr := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{}); werr != nil && err == nil {
+	if _, werr := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{Owned: true}); werr != nil && err == nil {
 		return ctrl.Result{}, werr
 	}
 	return res, err

@@ -162,12 +162,28 @@ var _ = Describe("Commit", func() {
 		other.SetLabels(map[string]string{"team": "a"})
 		Expect(c.Update(ctx, other)).To(Succeed())
 
-		wrote, err := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{})
+		wrote, err := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{Owned: true})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(wrote).To(BeTrue())
 		got := live(ng)
 		Expect(kinds.Path{"status", "id"}.String(got)).To(Equal("ng_3"))
 		Expect(got.GetLabels()).To(HaveKeyWithValue("team", "a"))
+	})
+
+	It("replays only what it derives when it recorded nothing and does not own the status", func() {
+		ng := networkGroup(namespace(), "derived")
+		h := patch.New(ng) // no recorded change: only Prepare's derivation is due
+
+		other := live(ng) // another writer of the same status, after the snapshot
+		Expect(unstructured.SetNestedField(other.Object, "theirs", "status", "network")).To(Succeed())
+		Expect(c.Status().Update(ctx, other)).To(Succeed())
+
+		wrote, err := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{Prepare: setField("id", "derived")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(wrote).To(BeTrue())
+		got := live(ng)
+		Expect(kinds.Path{"status", "id"}.String(got)).To(Equal("derived"))
+		Expect(kinds.Path{"status", "network"}.String(got)).To(Equal("theirs"), "the other writer's field is not overwritten by the stale working copy")
 	})
 
 	It("commits a typed object's status, replayed after a conflict", func() {
@@ -185,7 +201,7 @@ var _ = Describe("Commit", func() {
 		other.Labels = map[string]string{"x": "y"}
 		Expect(c.Update(ctx, other)).To(Succeed())
 
-		wrote, err := h.Commit(ctx, c, patch.Options[client.Object]{})
+		wrote, err := h.Commit(ctx, c, patch.Options[client.Object]{Owned: true})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(wrote).To(BeTrue())
 		got := &v1alpha1.CleverCredentials{}
