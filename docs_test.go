@@ -189,11 +189,7 @@ func readDocs(t *testing.T) string {
 	}
 	var b strings.Builder
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(data)
+		b.WriteString(readDoc(t, f))
 	}
 	return b.String()
 }

@@ -119,8 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	h := patch.New(obj)
-	st := statusOf(obj)
-	before := st.DeepCopy()
+	st, before := statusOf(obj), statusOf(h.Base)
 	wasReady := readyStatus(before)
 	specChanged := before.ObservedGeneration != obj.GetGeneration()
 

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clever-operator/clever-operator/internal/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Grant is what the credentials a resource resolved to allow it to do (docs/security.md,
