@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
 )
 
 func TestParseMaxAge(t *testing.T) {
