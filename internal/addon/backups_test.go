@@ -116,7 +116,7 @@ func TestBackupStaleSequence(t *testing.T) {
 		}
 		s := r.newPass(context.Background(), u)
 		s.api, s.org = api, testOrg
-		err := r.refreshBackups(context.Background(), s, "postgresql_1")
+		_, err := r.refreshRead(context.Background(), s, kinds.ReadBackups, "postgresql_1")
 		var sp *step.Stop
 		if !errors.As(err, &sp) || sp.Cause != nil || sp.Result.RequeueAfter < time.Hour {
 			t.Fatalf("%s: the pass ends with a requeue at the period, got %v", st.name, err)
@@ -159,7 +159,7 @@ func TestRefreshBackupsTransient(t *testing.T) {
 	r := &Reconciler{Kind: k, ResyncPeriod: time.Hour}
 	s := r.newPass(context.Background(), u)
 	s.api = &backupsAPI{err: &clevercloud.APIError{StatusCode: 503, Message: "down"}}
-	if err := r.refreshBackups(context.Background(), s, "redis_1"); err == nil {
+	if _, err := r.refreshRead(context.Background(), s, kinds.ReadBackups, "redis_1"); err == nil {
 		t.Fatal("no retry")
 	}
 	if got := condition(s.obj, status.TypeSynced); got != "False/"+status.ReasonAPIUnavailable {
@@ -199,7 +199,7 @@ func TestRefreshBackupsRecords(t *testing.T) {
 			r := &Reconciler{Kind: k, ResyncPeriod: time.Hour}
 			s := r.newPass(context.Background(), u)
 			s.api = api
-			_ = r.refreshBackups(context.Background(), s, "postgresql_1")
+			_, _ = r.refreshRead(context.Background(), s, kinds.ReadBackups, "postgresql_1")
 			got := int64(-1)
 			if v, found := kinds.StatusBackups.Value(s.obj); found {
 				c, _, _ := unstructured.NestedInt64(v.(map[string]any), "count")

@@ -4,8 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 )
 
@@ -39,11 +42,11 @@ func TestOperatorRefreshTurns(t *testing.T) {
 	}
 	s := &pass{api: api, kind: k}
 	refresh := func(prev map[string]string, n int) (map[string]string, string, error) {
-		data, pending, info, err := operatoraddons.Refresh(context.Background(), s, "addon_1", "keycloak_1", prev, n)
-		if info != nil {
-			s.info = info
+		rd, err := operatoraddons.Source{}.Refresh(context.Background(), s, &clevercloud.Addon{ID: "addon_1", RealID: "keycloak_1"}, prev, n, false)
+		if rd.Status != nil {
+			s.recorded = rd.Status
 		}
-		return data, pending, err
+		return rd.Data, rd.Pending, err
 	}
 
 	// turn runs refresh n and checks the reads made so far (v4, v2 in all) and the data.
@@ -65,12 +68,16 @@ func TestOperatorRefreshTurns(t *testing.T) {
 
 	// n%4 == 2: the v2 env, with v4's keys as published.
 	turn("v2", 2, 0, 1, map[string]string{"NEW_V2": "v", "CC_KEYCLOAK_URL": "https://kc.old/", "CC_KEYCLOAK_ADMIN_DEFAULT_PASSWORD": "pw", "LEGACY_V2": ""})
-	if s.info != nil {
+	if s.recorded != nil {
 		t.Error("v2 turn set the v4 answer")
 	}
 	// n%4 == 0: v4, with the rest as published.
 	turn("v4", 4, 1, 1, map[string]string{"CC_KEYCLOAK_URL": "https://kc.new/", "CC_KEYCLOAK_ADMIN_URL": "https://kc.new/admin", "LEGACY_V2": "old", "NEW_V2": ""})
-	if s.info != api.info {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	if s.recorded == nil {
+		t.Fatal("v4 turn did not keep the v4 answer for status")
+	}
+	if s.recorded(u); kinds.StatusAccessURL.String(u) != api.info.AccessURL {
 		t.Error("v4 turn did not keep the v4 answer for status")
 	}
 

@@ -11,10 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/step"
@@ -47,8 +45,9 @@ type pass struct {
 	key   string
 	// slot is the tenant whose share of workers the pass holds ("" none: fairness.go).
 	slot string
-	// info is an operator add-on's v4 answer, read by credentials, recorded by publish.
-	info *clevercloud.OperatorInfo
+	// recorded is what the kind's source read for status (an operator add-on's v4 answer),
+	// applied by publish (nil: nothing).
+	recorded func(*unstructured.Unstructured)
 
 	// changes are the status changes of the pass, in order; commit applies them again to a
 	// fresh copy when the write conflicts.
@@ -64,10 +63,10 @@ type pass struct {
 	// mode is what the pass turned out to be, for its trace span (tracing.go).
 	mode string
 	// soon, when positive, is when the pass wants to run again before the resync period
-	// (Network Group joins Clever Cloud has not finished); ngSynced: the pass synced the
-	// memberships.
-	soon     time.Duration
-	ngSynced bool
+	// (Network Group joins Clever Cloud has not finished); provisioned: the pass ran the
+	// capabilities' Provisioned hooks (synced the memberships).
+	soon        time.Duration
+	provisioned bool
 
 	// handoffOpen: this pass opened a handoff of its status to the Helm side before writing
 	// the source Secret; handingOff: it published, and commit fills the handoff instead of
@@ -96,14 +95,19 @@ func (s *pass) reset(live *unstructured.Unstructured) {
 func (s *pass) now() time.Time { return s.r.now() }
 
 // requeueAfter is when a published resource is looked at again: d (the resync), sooner when
-// the pass asked for it, or in a second when memberships are pending and this pass (a wait
-// or refresh pass) did not sync them: the next pass is a full one.
+// the pass asked for it, or when a capability asks (memberships pending that this pass, a
+// wait or refresh pass, did not sync: in a second, and the next pass is a full one).
 func (s *pass) requeueAfter(d time.Duration) time.Duration {
-	switch {
-	case s.soon > 0 && s.soon < d:
+	if s.soon > 0 && s.soon < d {
 		return s.soon
-	case s.soon == 0 && !s.ngSynced && s.kind.JoinsNetworkGroups() && memberships.Pending(s.obj):
-		return time.Second
+	}
+	if s.soon == 0 && !s.provisioned {
+		_, caps := s.r.capabilities()
+		for _, c := range caps {
+			if soon := c.Soon(s.obj); soon > 0 {
+				return soon
+			}
+		}
 	}
 	return d
 }

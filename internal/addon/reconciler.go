@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -35,8 +34,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/metrics"
-	"github.com/clever-operator/clever-operator/internal/migrations"
-	"github.com/clever-operator/clever-operator/internal/operatoraddons"
 	"github.com/clever-operator/clever-operator/internal/patch"
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
@@ -108,6 +105,10 @@ type Reconciler struct {
 	board waits.Board
 	// slots are the passes each tenant has in flight (fairness.go).
 	slots queue.TenantSlots
+	// source and caps are what the kind's row gives the pass (capabilities.go), built once.
+	capsOnce sync.Once
+	source   step.Source
+	caps     []step.Capability
 }
 
 func (r *Reconciler) now() time.Time {
@@ -171,11 +172,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Triggers != nil {
 		b = b.WatchesRawSource(r.Triggers)
 	}
-	if r.Kind.JoinsNetworkGroups() {
-		// A NetworkGroup that becomes Ready (or goes) wakes the resources naming it.
-		ng := &unstructured.Unstructured{}
-		ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
-		b = b.Watches(ng, handler.EnqueueRequestsFromMapFunc(r.memberships().Users(r.Kind)))
+	_, caps := r.capabilities()
+	for _, c := range caps {
+		// What else wakes the kind's resources (a NetworkGroup that becomes Ready, or goes).
+		if obj, users := c.Watch(r.Kind); obj != nil {
+			b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(users))
+		}
 	}
 	// Waiters woken when an add-on of their group is seen provisioned (internal/waits).
 	r.board.Wake = make(chan event.TypedGenericEvent[*unstructured.Unstructured], 1024)
@@ -302,7 +304,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	s.mode = mode.String()
 	switch mode {
 	case upToDate:
-		backups.ReportStale(s, r.BackupMaxAge) // an edited backup-max-age annotation takes effect now (no call)
+		r.check(s) // an edited backup-max-age annotation takes effect now (no call)
 		if rolloutDue(s.obj) {
 			return r.rollout(ctx, s)
 		}
@@ -381,8 +383,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 	addonID := kinds.StatusAddon.String(obj)
 	og := kinds.StatusObservedGeneration.Int64(obj)
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || operatoraddons.ActionsPending(r.Kind, obj) ||
-		(r.Kind.JoinsNetworkGroups() && memberships.Pending(obj)) {
+	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || r.due(obj) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -441,18 +442,17 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		}
 		created, createdAt = true, r.now()
 	}
-	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && r.Kind.Operator == "", sentVersion))
+	src, caps := r.capabilities()
+	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && !src.ReportsVersion(), sentVersion))
 	if !adopted {
 		r.ensureClaim(s, addon.ID)
 	}
-	if !created && r.Kind.Migrations && !l.observeOnly {
-		if err := migrations.Migrate(ctx, s, engine{r}, addon); err != nil {
-			return err
-		}
-	}
-	if !created && r.Kind.Operator != "" && !l.observeOnly && !l.paused {
-		if err := operatoraddons.Act(ctx, s, addon); err != nil {
-			return err
+	if !created {
+		for _, c := range caps {
+			// Migrations, the operator add-ons' actions.
+			if err := c.Existing(ctx, s, addon); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -461,7 +461,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		// provisioned: this one is too; it waits with them, without reading its env now.
 		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.wait(s, addon, createdAt))
 	}
-	data, pending, err := r.credentials(ctx, s, addon.ID, addon.RealID, addon.ConfigKeys, created)
+	data, pending, err := r.credentials(ctx, s, addon, created)
 	if err != nil {
 		if clevercloud.IsNotFound(err) {
 			// Deleted between the lookup and now: the next pass looks it up again.
@@ -483,9 +483,13 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		return s.pending(addon, pending)
 	}
 	r.board.Drop(s.obj.GetUID())
-	if r.Kind.JoinsNetworkGroups() {
-		s.soon, s.ngSynced = r.memberships().Sync(ctx, s, addon), true
+	for _, c := range caps {
+		// Network Group memberships.
+		if soon := c.Provisioned(ctx, s, addon); soon > 0 && (s.soon == 0 || soon < s.soon) {
+			s.soon = soon
+		}
 	}
+	s.provisioned = true
 	return r.publish(ctx, s, addon.ID, addon.RealID, data)
 }
 
@@ -597,7 +601,8 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	// written by the operator alone). Anything else takes the full pass, which finds the
 	// add-on from status and the binding rules and writes the source Secret again.
 	addonID, realID := src.Annotations[kinds.AnnotationAddonID], src.Annotations[secrets.AnnotationRealID]
-	if addonID == "" || (r.Kind.ConfigProvider && realID == "") || !r.trustedSource(obj, src) {
+	source, _ := r.capabilities()
+	if addonID == "" || (source.NeedsRealID() && realID == "") || !r.trustedSource(obj, src) {
 		return nil
 	}
 	if err := r.connect(ctx, s); err != nil {
@@ -610,12 +615,12 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	if forced {
 		read = kinds.ReadEnv
 	}
-	if read == kinds.ReadBackups && realID != "" {
+	if took, err := r.refreshRead(ctx, s, read, realID); took {
 		// Kinds Clever Cloud backs up read their backups list every third period (backups.go);
 		// BackupStale is evaluated on what it answers.
-		return r.refreshBackups(ctx, s, realID)
+		return err
 	}
-	backups.ReportStale(s, r.BackupMaxAge) // the other reads: from status.backups, no call
+	r.check(s) // the other reads: BackupStale from status.backups, no call
 	if read != kinds.ReadEnv {
 		// Every other period reads the add-on itself instead of its env (still one call):
 		// an add-on deleted out of band, or whose plan or region changed, is seen too.
@@ -636,18 +641,11 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		s.reportDrift(r.addonDrift(obj, a))
 		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 	}
-	var data map[string]string
-	var pending string
-	var err error
-	if r.Kind.Operator != "" && !forced {
-		var info *clevercloud.OperatorInfo
-		data, pending, info, err = operatoraddons.Refresh(ctx, s, addonID, realID, secrets.Strings(src.Data), n)
-		if info != nil {
-			s.info = info
-		}
-	} else {
-		data, pending, err = r.credentials(ctx, s, addonID, realID, nil, false)
+	rd, err := source.Refresh(ctx, s, &clevercloud.Addon{ID: addonID, RealID: realID}, secrets.Strings(src.Data), n, forced)
+	if rd.Status != nil {
+		s.recorded = rd.Status
 	}
+	data, pending := rd.Data, rd.Pending
 	switch {
 	case clevercloud.IsNotFound(err):
 		return nil
@@ -698,7 +696,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if p.Disabled {
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
-	s.set(published(r.Kind, p, data, s.info, obj.GetGeneration(), obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt], r.now()))
+	s.set(published(r.Kind, p, data, s.recorded, obj.GetGeneration(), obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt], r.now()))
 	if zone, err := r.Kind.Region(obj); err == nil {
 		r.recordPrice(ctx, s, zone)
 	}
@@ -712,7 +710,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 }
 
 // published is the status of a resource whose credentials were just published.
-func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info *clevercloud.OperatorInfo, gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
+func published(k *kinds.Kind, p kinds.Publication, data map[string]string, recorded func(*unstructured.Unstructured), gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
 	hash := secrets.Hash(data)
 	urls := map[string]string{}
 	for field, env := range k.URLStatus {
@@ -721,7 +719,9 @@ func published(k *kinds.Kind, p kinds.Publication, data map[string]string, info 
 		}
 	}
 	return func(u *unstructured.Unstructured) {
-		operatoraddons.SetStatus(u, info)
+		if recorded != nil {
+			recorded(u) // what the kind's source reads to status (an operator add-on's version)
+		}
 		for field, v := range urls {
 			kinds.StatusField(field).Set(u, v)
 		}
@@ -824,49 +824,15 @@ func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon
 	return nil, false, nil
 }
 
-// credentials returns the Secret data for the add-on. pending is non-empty while Clever Cloud
-// has not published every variable yet.
-// configKeys, when known, are the variables Clever Cloud will publish (nil: take the env as is).
-func (r *Reconciler) credentials(ctx context.Context, s *pass, addonID, realID string, configKeys []string, created bool) (map[string]string, string, error) {
-	obj, api := s.obj, s.api
-	if r.Kind.ConfigProvider {
-		want := r.Kind.Variables(obj)
-		var have []clevercloud.Variable
-		if !created {
-			// A configuration provider created in this pass holds no variables: no read.
-			var err error
-			if have, err = api.GetConfigProviderEnv(ctx, realID); err != nil {
-				return nil, "", err
-			}
-		}
-		if s.life.observeOnly || s.life.paused {
-			// No write: publish what the add-on holds.
-			return clevercloud.EnvMap(have), "", nil
-		}
-		if !sameVariables(have, want) {
-			if _, err := api.PutConfigProviderEnv(ctx, realID, toVariables(want)); err != nil {
-				return nil, "", err
-			}
-			s.event(corev1.EventTypeNormal, status.EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addonID))
-		}
-		return want, "", nil
+// credentials reads the Secret data of the add-on from the kind's source (capabilities.go).
+// pending is non-empty while Clever Cloud has not served all of it yet.
+func (r *Reconciler) credentials(ctx context.Context, s *pass, addon *clevercloud.Addon, created bool) (map[string]string, string, error) {
+	src, _ := r.capabilities()
+	rd, err := src.Read(ctx, s, addon, created)
+	if rd.Status != nil {
+		s.recorded = rd.Status
 	}
-	if r.Kind.Operator != "" {
-		data, pending, info, err := operatoraddons.Credentials(ctx, s, addonID, realID)
-		if info != nil {
-			s.info = info
-		}
-		return data, pending, err
-	}
-	env, err := api.GetAddonEnv(ctx, s.org, addonID)
-	if err != nil {
-		return nil, "", err
-	}
-	data := clevercloud.EnvMap(env)
-	if pending := pendingMessage(r.Kind, obj, addonID, configKeys, data); pending != "" {
-		return nil, pending, nil
-	}
-	return data, "", nil
+	return rd.Data, rd.Pending, err
 }
 
 // pendingMessage says why an add-on's env cannot be published yet ("" when it can): variables
@@ -888,13 +854,42 @@ func pendingMessage(k *kinds.Kind, obj *unstructured.Unstructured, addonID strin
 	return ""
 }
 
-// refreshBackups is the periodic refresh's backups read (backups.Refresh), which ends the pass.
-func (r *Reconciler) refreshBackups(ctx context.Context, s *pass, realID string) error {
-	if err := backups.Refresh(ctx, s, realID, r.BackupMaxAge); err != nil {
-		return err
+// refreshRead gives the periodic refresh's read to the capability it is the turn of (the
+// backups list: backups.go), which ends the pass; took is false when none took it.
+func (r *Reconciler) refreshRead(ctx context.Context, s *pass, read kinds.RefreshRead, realID string) (took bool, err error) {
+	_, caps := r.capabilities()
+	for _, c := range caps {
+		took, err := c.Refresh(ctx, s, read, realID)
+		switch {
+		case !took:
+			continue
+		case err != nil:
+			return true, err
+		}
+		r.observed.Store(s.obj.GetUID(), r.now())
+		return true, stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
 	}
-	r.observed.Store(s.obj.GetUID(), r.now())
-	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(s.obj))})
+	return false, nil
+}
+
+// check has the capabilities re-evaluate what they report from status (no call).
+func (r *Reconciler) check(s *pass) {
+	_, caps := r.capabilities()
+	for _, c := range caps {
+		c.Check(s)
+	}
+}
+
+// due says whether a capability needs a full pass of obj (an action asked for, memberships
+// not settled).
+func (r *Reconciler) due(obj *unstructured.Unstructured) bool {
+	_, caps := r.capabilities()
+	for _, c := range caps {
+		if c.Due(obj) {
+			return true
+		}
+	}
+	return false
 }
 
 // memberships is the Network Group memberships' capability, with the engine's client.

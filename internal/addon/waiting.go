@@ -54,9 +54,10 @@ func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waits.Waiter) err
 	return r.publish(ctx, s, w.Addon.ID, w.Addon.RealID, data)
 }
 
-// waitable: the kind's credentials are its v2 env, and nothing but provisioning can make
-// variables missing (no rotation under way).
+// waitable: the kind's credentials are its v2 env (its source is waited for), and nothing
+// but provisioning can make variables missing (no rotation under way).
 func (r *Reconciler) waitable(s *pass, addon *clevercloud.Addon, created time.Time) bool {
-	return r.Kind.Operator == "" && !r.Kind.ConfigProvider && len(addon.ConfigKeys) > 0 &&
+	src, _ := r.capabilities()
+	return src.Waited() && len(addon.ConfigKeys) > 0 &&
 		kinds.CredRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < waits.MaxAge
 }

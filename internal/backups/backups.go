@@ -189,3 +189,23 @@ func Refresh(ctx context.Context, s step.Pass, realID string, def time.Duration)
 	}
 	return nil
 }
+
+// Capability is the backups as the pass calls them (step.Capability): BackupStale
+// re-evaluated from status in the passes that read no backups, and the periodic refresh's
+// backups read when it is its turn (kinds.ReadBackups). MaxAge is the operator's maximum
+// backup age (0: DefaultMaxAge).
+type Capability struct {
+	step.Hooks
+	MaxAge time.Duration
+}
+
+// Check reports BackupStale from status.backups (no call).
+func (c Capability) Check(s step.Pass) { ReportStale(s, c.MaxAge) }
+
+// Refresh reads the backups when the refresh's turn is theirs and the real id is known.
+func (c Capability) Refresh(ctx context.Context, s step.Pass, read kinds.RefreshRead, realID string) (bool, error) {
+	if read != kinds.ReadBackups || realID == "" {
+		return false, nil
+	}
+	return true, Refresh(ctx, s, realID, c.MaxAge)
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/clever-operator/clever-operator/api/shared"
@@ -34,6 +35,7 @@ import (
 // names; Changed, when set, is told of each NetworkGroup (namespace, name) whose members the
 // sync changed (the NetworkGroup controller then reads them again).
 type Syncer struct {
+	step.Hooks
 	Client  client.Client
 	Changed func(namespace, name string)
 }
@@ -337,4 +339,32 @@ func (y *Syncer) Sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon
 		return 0
 	}
 	return y.sync(ctx, s, addon)
+}
+
+// The Syncer is the memberships as the pass calls them (step.Capability): a NetworkGroup
+// wakes the resources naming it, pending memberships make a full pass due (and the next pass
+// come in a second when a pass did not sync them), and a full pass syncs them (Sync).
+var _ step.Capability = (*Syncer)(nil)
+
+// Watch: a NetworkGroup that becomes Ready (or goes) wakes the resources of k naming it.
+func (y *Syncer) Watch(k *kinds.Kind) (client.Object, handler.MapFunc) {
+	ng := &unstructured.Unstructured{}
+	ng.SetGroupVersionKind(kinds.NetworkGroupGVK)
+	return ng, y.Users(k)
+}
+
+// Due: the memberships are pending (Pending).
+func (y *Syncer) Due(obj *unstructured.Unstructured) bool { return Pending(obj) }
+
+// Provisioned syncs the memberships (Sync).
+func (y *Syncer) Provisioned(ctx context.Context, s step.Pass, addon *clevercloud.Addon) time.Duration {
+	return y.Sync(ctx, s, addon)
+}
+
+// Soon: pending memberships, not synced by this pass, are synced by a full pass in a second.
+func (y *Syncer) Soon(obj *unstructured.Unstructured) time.Duration {
+	if Pending(obj) {
+		return time.Second
+	}
+	return 0
 }

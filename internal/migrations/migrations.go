@@ -251,3 +251,18 @@ func runningStep(m *clevercloud.Migration) string {
 	}
 	return ""
 }
+
+// Capability is the migrations as the pass calls them (step.Capability): a change of the
+// spec is applied to an existing add-on, unless the resource only observes it.
+type Capability struct {
+	step.Hooks
+	Engine Engine
+}
+
+// Existing migrates the add-on when the spec asks for another plan, version or region.
+func (c Capability) Existing(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
+	if s.ObserveOnly() {
+		return nil
+	}
+	return Migrate(ctx, s, c.Engine, addon)
+}

@@ -133,10 +133,7 @@ func (a operatorAction) requested(obj *unstructured.Unstructured) string {
 
 // ActionsPending says whether a reboot/rebuild annotation asks for something not done
 // yet (the pass then goes to the API even when nothing else changed).
-func ActionsPending(k *kinds.Kind, obj *unstructured.Unstructured) bool {
-	if k.Operator == "" {
-		return false
-	}
+func ActionsPending(obj *unstructured.Unstructured) bool {
 	for _, act := range operatorActionList {
 		if act.requested(obj) != "" {
 			return true
@@ -231,4 +228,50 @@ func versionCondition(s step.Pass, cs metav1.ConditionStatus, reason, msg, event
 	if s.Condition(status.TypeVersionUpdate, cs, reason, msg) && eventType != "" {
 		s.Event(eventType, reason, msg)
 	}
+}
+
+// Capability is the operator add-ons' actions as the pass calls them (step.Capability): an
+// annotation not acted on yet makes a full pass due, and a full pass acts on an existing
+// add-on unless the resource only observes it or is paused.
+type Capability struct{ step.Hooks }
+
+// Due: a reboot or rebuild annotation asks for something not done yet.
+func (Capability) Due(obj *unstructured.Unstructured) bool { return ActionsPending(obj) }
+
+// Existing acts on the annotations and on spec.version (Act).
+func (Capability) Existing(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
+	if s.ObserveOnly() || s.Paused() {
+		return nil
+	}
+	return Act(ctx, s, addon)
+}
+
+// Source is the operator add-ons' credentials (step.Source): the v4 answer and the v2 env
+// (Credentials, Refresh), whose non-secret facts (the version, the access URL) go to status.
+type Source struct{}
+
+func (Source) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ bool) (step.Read, error) {
+	data, pending, info, err := Credentials(ctx, s, addon.ID, addon.RealID)
+	return read(data, pending, info), err
+}
+
+// Refresh reads v4 or the v2 env in turn (Refresh); a reconcile request reads both.
+func (src Source) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, prev map[string]string, n int, forced bool) (step.Read, error) {
+	if forced {
+		return src.Read(ctx, s, addon, false)
+	}
+	data, pending, info, err := Refresh(ctx, s, addon.ID, addon.RealID, prev, n)
+	return read(data, pending, info), err
+}
+
+func (Source) NeedsRealID() bool    { return false }
+func (Source) Waited() bool         { return false }
+func (Source) ReportsVersion() bool { return true }
+
+func read(data map[string]string, pending string, info *clevercloud.OperatorInfo) step.Read {
+	r := step.Read{Data: data, Pending: pending}
+	if info != nil {
+		r.Status = func(u *unstructured.Unstructured) { SetStatus(u, info) }
+	}
+	return r
 }

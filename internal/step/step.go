@@ -1,6 +1,7 @@
 // Package step is what the engine's pass gives the capabilities some kinds have (backups,
 // migrations, Network Group memberships, the operator add-ons' actions): the pass as a port,
-// so each capability lives in its own package, beside the engine, without depending on it.
+// so each capability lives in its own package, beside the engine, without depending on it;
+// and what the pass calls of them (Capability, Source: capability.go).
 package step
 
 import (

@@ -1,0 +1,110 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/clever-operator/clever-operator/internal/backups"
+	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/migrations"
+	"github.com/clever-operator/clever-operator/internal/operatoraddons"
+	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/step"
+)
+
+// capabilitiesOf is the one place where a kind's row becomes what the pass calls: where its
+// Secret data comes from (a step.Source) and what it does beyond the generic pass (its
+// step.Capability list, in the order the pass calls them). The pass tests no flag of the row.
+func (r *Reconciler) capabilitiesOf(k *kinds.Kind) (step.Source, []step.Capability) {
+	var src step.Source = envSource{}
+	switch {
+	case k.ConfigProvider:
+		src = variablesSource{}
+	case k.Operator != "":
+		src = operatoraddons.Source{}
+	}
+	var caps []step.Capability
+	if k.Migrations {
+		caps = append(caps, migrations.Capability{Engine: engine{r}})
+	}
+	if k.Operator != "" {
+		caps = append(caps, operatoraddons.Capability{})
+	}
+	if k.Backups {
+		caps = append(caps, backups.Capability{MaxAge: r.BackupMaxAge})
+	}
+	if k.JoinsNetworkGroups() {
+		caps = append(caps, r.memberships())
+	}
+	return src, caps
+}
+
+// capabilities is the kind's source and capabilities, built from its row on first use.
+func (r *Reconciler) capabilities() (step.Source, []step.Capability) {
+	r.capsOnce.Do(func() { r.source, r.caps = r.capabilitiesOf(r.Kind) })
+	return r.source, r.caps
+}
+
+// envSource is the engine's own source of Secret data: the add-on's env (GET …/env), pending
+// while variables Clever Cloud announced are missing or it still shows a revoked key.
+type envSource struct{}
+
+func (envSource) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ bool) (step.Read, error) {
+	env, err := s.API().GetAddonEnv(ctx, s.Org(), addon.ID)
+	if err != nil {
+		return step.Read{}, err
+	}
+	data := clevercloud.EnvMap(env)
+	if pending := pendingMessage(s.Kind(), s.Object(), addon.ID, addon.ConfigKeys, data); pending != "" {
+		return step.Read{Pending: pending}, nil
+	}
+	return step.Read{Data: data}, nil
+}
+
+func (src envSource) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
+	return src.Read(ctx, s, addon, false)
+}
+
+func (envSource) NeedsRealID() bool    { return false }
+func (envSource) Waited() bool         { return true }
+func (envSource) ReportsVersion() bool { return false }
+
+// variablesSource is a configuration provider's: spec.variables, pushed to the add-on when
+// they differ from what it holds, are the Secret data (what it holds, without a write, when
+// the resource only observes it or is paused).
+type variablesSource struct{}
+
+func (variablesSource) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, created bool) (step.Read, error) {
+	api := s.API()
+	want := s.Kind().Variables(s.Object())
+	var have []clevercloud.Variable
+	if !created {
+		// A configuration provider created in this pass holds no variables: no read.
+		var err error
+		if have, err = api.GetConfigProviderEnv(ctx, addon.RealID); err != nil {
+			return step.Read{}, err
+		}
+	}
+	if s.ObserveOnly() || s.Paused() {
+		// No write: publish what the add-on holds.
+		return step.Read{Data: clevercloud.EnvMap(have)}, nil
+	}
+	if !sameVariables(have, want) {
+		if _, err := api.PutConfigProviderEnv(ctx, addon.RealID, toVariables(want)); err != nil {
+			return step.Read{}, err
+		}
+		s.Event(corev1.EventTypeNormal, status.EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addon.ID))
+	}
+	return step.Read{Data: want}, nil
+}
+
+func (src variablesSource) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
+	return src.Read(ctx, s, addon, false)
+}
+
+func (variablesSource) NeedsRealID() bool    { return true }
+func (variablesSource) Waited() bool         { return false }
+func (variablesSource) ReportsVersion() bool { return false }
