@@ -182,10 +182,13 @@ func Named(name string) (*Kind, bool) {
 }
 
 // KindFor returns the table row of a GVK.
-func KindFor(gvk schema.GroupVersionKind) (*Kind, bool) {
-	for i := range Kinds {
-		if Kinds[i].GVK == gvk {
-			return &Kinds[i], true
+func KindFor(gvk schema.GroupVersionKind) (*Kind, bool) { return Lookup(Kinds, gvk) }
+
+// Lookup returns the row of a GVK in table (Kinds, or a copy of it with a row added: tests).
+func Lookup(table []Kind, gvk schema.GroupVersionKind) (*Kind, bool) {
+	for i := range table {
+		if table[i].GVK == gvk {
+			return &table[i], true
 		}
 	}
 	return nil, false
@@ -284,7 +287,7 @@ func (k *Kind) Options(obj *unstructured.Unstructured) (clevercloud.Options, err
 		}
 		o.Version = k.VersionCode(code)
 	}
-	if k.Operator != "" {
+	if k.HasSpecVersion() {
 		// spec.version (a version string as Clever Cloud names it, e.g. 26.2.5): chosen at
 		// creation with options.version; an unknown one is refused by the API, whose message
 		// lists the versions it offers.
@@ -329,6 +332,14 @@ func VersionCodeOf(v string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(v), ".", ""), 10, 64)
 	return n, err == nil
 }
+
+// HasSpecVersion says whether the kind chooses its version with spec.version, a version
+// string as Clever Cloud names it (the operator add-ons), rather than spec.options.version.
+func (k *Kind) HasSpecVersion() bool { return k.Operator != "" }
+
+// HasVariables says whether the kind's spec.variables are the add-on's variables and its
+// Secret data (ConfigProvider).
+func (k *Kind) HasVariables() bool { return k.ConfigProvider }
 
 // Variables returns spec.variables of a ConfigProvider.
 func (k *Kind) Variables(obj *unstructured.Unstructured) map[string]string {

@@ -53,6 +53,9 @@ type Options struct {
 	CommandLine
 	API                 config.APIConfig
 	Watches             []watches.Watch
+	// Kinds is the table of kinds the watches are looked up in (nil: kinds.Kinds); a test
+	// adds a kind with a copy of it holding one more row.
+	Kinds []kinds.Kind
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
 	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: catalog.DefaultPriceRefresh; < 0: off
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
@@ -247,9 +250,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		prices = &catalog.PriceCache{TTL: o.PriceRefresh}
 	}
 	o.Watches = withSelector(o.Watches, o.Selector)
+	table := o.Kinds
+	if table == nil {
+		table = kinds.Kinds
+	}
 	var watched []kinds.Kind
 	for _, w := range o.Watches {
-		if k, ok := kinds.KindFor(w.GroupVersionKind); ok {
+		if k, ok := kinds.Lookup(table, w.GroupVersionKind); ok {
 			watched = append(watched, *k)
 		}
 	}
@@ -269,7 +276,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	for _, w := range o.Watches {
-		kind, ok := kinds.KindFor(w.GroupVersionKind)
+		kind, ok := kinds.Lookup(table, w.GroupVersionKind)
 		if !ok {
 			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
 		}

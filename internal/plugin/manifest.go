@@ -184,11 +184,11 @@ func BuildManifest(k *kinds.Kind, o *Observed, name string, opts Options) (*Mani
 	if len(options) > 0 {
 		spec["options"] = options
 	}
-	if k.Operator != "" && o.Version != "" {
+	if k.HasSpecVersion() && o.Version != "" {
 		spec["version"] = o.Version
 		m.Comments = append(m.Comments, fmt.Sprintf("spec.version pins the version the add-on runs (%s): the operator asks Clever Cloud for it if it changes; remove it to leave versions to Clever Cloud", o.Version))
 	}
-	if k.ConfigProvider {
+	if k.HasVariables() {
 		// spec.variables replace the provider's whole variable list under managementPolicy
 		// Full: import never copies values into a manifest, so it observes only.
 		spec["variables"] = map[string]any{}

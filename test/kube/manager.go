@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cfgpkg "github.com/clever-operator/clever-operator/internal/config"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/operator"
 )
 
@@ -53,6 +54,10 @@ type ManagerOptions struct {
 	// CellarEndpoint maps a Cellar host to the S3 endpoint the operator calls (a local S3
 	// server in tests; nil: the host itself, over TLS).
 	CellarEndpoint func(host, keyID string) (endpoint string, secure bool)
+	// Watches is the watches file (default watches.yaml, at the repository root) and Kinds
+	// the table of kinds (nil: the operator's): a spec adding a kind gives both.
+	Watches string
+	Kinds   []kinds.Kind
 }
 
 // Manager is the operator running in-process.
@@ -77,7 +82,10 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	if o.Registerer == nil {
 		o.Registerer = prometheus.NewRegistry()
 	}
-	ws, err := watches.Load("watches.yaml")
+	if o.Watches == "" {
+		o.Watches = "watches.yaml"
+	}
+	ws, err := watches.Load(o.Watches)
 	Expect(err).NotTo(HaveOccurred())
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
@@ -105,7 +113,7 @@ func StartManager(cfg *rest.Config, o ManagerOptions) *Manager {
 	Expect(operator.Setup(m.Manager, operator.Options{
 		API: o.API, Watches: ws, ResyncPeriod: o.ResyncPeriod, Workers: o.Workers, APITimeout: o.APITimeout,
 		Registerer: o.Registerer, Log: o.Log, Namespaces: o.Namespaces, ClaimKeySecret: o.ClaimKeySecret, CacheGuard: guard,
-		Selector: o.Selector, CellarEndpoint: o.CellarEndpoint,
+		Selector: o.Selector, CellarEndpoint: o.CellarEndpoint, Kinds: o.Kinds,
 	})).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop, m.done = cancel, make(chan struct{})
