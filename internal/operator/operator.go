@@ -51,11 +51,11 @@ import (
 type Options struct {
 	// CommandLine: what only the command line sets (main and NewManager read it, Setup does not).
 	CommandLine
-	API                 config.APIConfig
-	Watches             []watches.Watch
+	API     config.APIConfig
+	Watches []watches.Watch
 	// Kinds is the table of kinds the watches are looked up in (nil: kinds.Kinds); a test
 	// adds a kind with a copy of it holding one more row.
-	Kinds []kinds.Kind
+	Kinds               []kinds.Kind
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
 	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: catalog.DefaultPriceRefresh; < 0: off
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m

@@ -42,8 +42,8 @@ type Widget struct {
 }
 
 type WidgetSpec struct {
-	Organisation     string             `json:"organisation"`
-	Instance         shared.Instance    `json:"instance"`
+	Organisation     string          `json:"organisation"`
+	Instance         shared.Instance `json:"instance"`
 	shared.Lifecycle `json:",inline"`
 	Secret           *shared.SecretSpec `json:"secret,omitempty"`
 }
