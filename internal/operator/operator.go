@@ -51,11 +51,8 @@ import (
 type Options struct {
 	// CommandLine: what only the command line sets (main and NewManager read it, Setup does not).
 	CommandLine
-	API     config.APIConfig
-	Watches []watches.Watch
-	// Kinds is the table of kinds the watches are looked up in (nil: kinds.Kinds); a test
-	// adds a kind with a copy of it holding one more row.
-	Kinds               []kinds.Kind
+	API                 config.APIConfig
+	Watches             []watches.Watch
 	ResyncPeriod        time.Duration // engine refresh of Ready add-ons; default 10m
 	PriceRefresh        time.Duration // price systems' TTL (status.price); 0: catalog.DefaultPriceRefresh; < 0: off
 	HelmReconcilePeriod time.Duration // for watches that set none; default 10m
@@ -105,6 +102,9 @@ type Options struct {
 	// CellarBuckets call and whether over TLS (nil: the host itself, over TLS; tests point it
 	// at a local S3 server).
 	CellarEndpoint func(host, keyID string) (endpoint string, secure bool)
+	// Kinds is the table of kinds the watches are looked up in (nil: kinds.Kinds); a test
+	// adds a kind with a copy of it holding one more row (test/newkind).
+	Kinds []kinds.Kind
 }
 
 // NewScheme returns the scheme the manager needs: the built-in types and the credentials
