@@ -261,7 +261,8 @@ func observe(ctx context.Context, api *clevercloud.Client, org string, k *kinds.
 			o.Announced, o.DefaultVersion = info.Versions(), info.DefaultDedicatedVersion
 		}
 	}
-	if k.Operator != "" && a.RealID != "" {
+	if k.HasSpecVersion() && a.RealID != "" {
+		// spec.version: the version the operator add-on runs, from its v4 provider.
 		info, err := api.GetOperator(ctx, k.Operator, a.RealID)
 		if err != nil && !clevercloud.IsNotFound(err) {
 			return nil, fmt.Errorf("reading the version of add-on %s: %w", a.ID, err)
