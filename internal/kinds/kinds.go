@@ -21,7 +21,10 @@ import (
 const Group = "api.clever-cloud.com"
 
 // Kind describes one custom resource kind: everything the engine needs to provision it.
-// Adding a kind is adding a row to Kinds (plus its API type and a watches.yaml entry).
+// Adding a kind is adding a row to Kinds (plus its API type, a watches.yaml entry and a
+// sample: docs/design.md, "Adding a kind"). The capability fields (Operator, Migrations,
+// ConfigProvider, Backups; Network Groups follow from the provider) are read in one place,
+// internal/addon's capabilitiesOf, which turns them into the hooks the pass calls.
 type Kind struct {
 	GVK schema.GroupVersionKind
 	// FinalizerSuffix names the finalizer api.clever-cloud.com/<suffix> (as the Rust operator).
