@@ -179,7 +179,6 @@ func TestHelmActionsBoundedAcrossKinds(t *testing.T) {
 	}
 }
 
-
 // updateRecorder records the resource updates that reach the API server; it holds a source
 // Secret when source is set.
 type updateRecorder struct {
