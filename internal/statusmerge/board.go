@@ -1,6 +1,7 @@
 package statusmerge
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"sync"
@@ -12,21 +13,15 @@ import (
 
 // Board carries the status of the engine's pass that first publishes a resource's credentials
 // to the Helm side's status write after the install (rule 4). One Board is shared by one
-// kind's engine and Helm side; an engine without one writes its status itself. A handoff:
-//
-//   - is opened by the pass before it writes the source Secret (which wakes the Helm side),
-//     and filled with the pass's changes at its commit, instead of writing them;
-//   - is carried by the Helm side's next write of the same generation (Take, Apply, Done),
-//     which waits up to Wait for it to be filled; one still open then is dropped ("missed"),
-//     and the pass writes its own status;
-//   - is seen by the engine's passes as written (Pending), until the engine's cache holds
-//     the Helm write that carried it; one the Helm side has not carried after Deadline is
-//     the engine's to write ("engine"), and its pass is brought forward for it (DueIn);
-//   - is claimed by an engine pass that writes a status of its own meanwhile (it writes the
-//     handoff with it): from then on the Helm side no longer applies it, so older changes
-//     never land on top of a newer status;
-//   - is forgotten after 4 × Deadline from its opening (at the next Open), or when the engine
-//     drops its resource; a restart loses it. Either only makes the next pass a full one.
+// kind's engine and Helm side; an engine without one writes its status itself. A handoff is
+// opened by the pass before it writes the source Secret (which wakes the Helm side) and
+// filled at its commit (Open, Fill); carried by the Helm side's next write of the same
+// generation (Take, Apply, Done), or dropped if still open after Wait ("missed": the pass
+// writes itself); seen by the engine's passes as written until their cache holds that write
+// (Pending), and theirs to write after Deadline ("engine"; DueIn brings the pass forward) or
+// once one of them claimed it for a write of its own (Claim, Settle: the Helm side no longer
+// applies it). It is forgotten 4 deadlines after its opening (at the next Open), or when the
+// engine drops its resource; a restart loses it: the next pass is then a full one.
 type Board struct {
 	// Wait is how long the Helm side waits for an open handoff to be filled (default 2 s);
 	// Deadline when the engine writes one the Helm side has not carried (default 15 s).
@@ -52,18 +47,16 @@ type handoff struct {
 // New returns a Board with the default waits.
 func New() *Board { return &Board{Wait: 2 * time.Second, Deadline: 15 * time.Second} }
 
-func (b *Board) now() time.Time {
-	if b.Now != nil {
-		return b.Now()
+func (b *Board) now() time.Time { return now(b.Now) }
+
+func (b *Board) deadline() time.Duration { return cmp.Or(b.Deadline, 15*time.Second) }
+
+// now is f's time, or time.Now's when f is nil (the clocks tests move).
+func now(f func() time.Time) time.Time {
+	if f != nil {
+		return f()
 	}
 	return time.Now()
-}
-
-func (b *Board) deadline() time.Duration {
-	if b.Deadline > 0 {
-		return b.Deadline
-	}
-	return 15 * time.Second
 }
 
 func (b *Board) observe(outcome string) {
@@ -206,16 +199,11 @@ func (b *Board) Take(ctx context.Context, uid types.UID, generation int64) *Take
 	if !held {
 		return nil
 	}
-	wait := b.Wait
-	if wait <= 0 {
-		wait = 2 * time.Second
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	wait, cancel := context.WithTimeout(ctx, cmp.Or(b.Wait, 2*time.Second))
+	defer cancel()
 	select {
 	case <-ho.filled:
-	case <-t.C:
-	case <-ctx.Done():
+	case <-wait.Done():
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

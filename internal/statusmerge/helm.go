@@ -30,12 +30,7 @@ type Helm struct {
 	Now func() time.Time
 }
 
-func (h *Helm) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
+func (h *Helm) now() time.Time { return now(h.Now) }
 
 // Update sends Helm's status write u rewritten. The handoff is taken first: its wait (for the
 // engine's pass to fill it) must come before the cache read the write is merged with.
