@@ -12,9 +12,9 @@ import (
 // floors are the packages of internal/ by floor (docs/design.md, "Packages"): a package
 // imports only packages of its own floor or a lower one.
 var floors = map[string]int{
-	"status": 0, "patch": 0, "queue": 0, "config": 0, "templates": 0, "handoff": 0, "tracing": 0, "logging": 0, "intern": 0, "admission": 0, "rbac/namespaced": 0,
+	"status": 0, "patch": 0, "queue": 0, "config": 0, "templates": 0, "tracing": 0, "logging": 0, "intern": 0, "admission": 0, "rbac/namespaced": 0,
 	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
-	"kinds": 2, "secrets": 2, "waits": 2, "metrics": 2, "rollout": 2,
+	"kinds": 2, "statusmerge": 2, "secrets": 2, "waits": 2, "metrics": 2, "rollout": 2,
 	"credentials": 3, "catalog": 3,
 	"step": 4, "backups": 4, "operatoraddons": 4, "memberships": 4, "migrations": 4,
 	"addon": 5, "hybrid": 5, "standalone": 5, "networkgroup": 5, "cellarbucket": 5,

@@ -8,8 +8,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/credentials"
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/queue"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 )
 
 // Fairness between tenants (docs/security.md, "Fairness between tenants"): a
@@ -63,7 +63,7 @@ func (r *Reconciler) takeSlot(s *pass, g *credentials.Grant) error {
 	}
 	if !r.slots.Acquire(g.Tenant, share) {
 		if s.first {
-			handoff.KeepNew(s.obj.GetUID())
+			statusmerge.KeepNew(s.obj.GetUID())
 		}
 		s.log.V(1).Info("waiting for a worker of its credentials' share", "credentials", g.Source, "share", share)
 		return stop(ctrl.Result{RequeueAfter: queue.TenantJitter()})

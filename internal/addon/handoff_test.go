@@ -11,18 +11,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 )
 
-// handoffHarness is the engine's harness with a handoff.Board on a clock the test moves.
+// handoffHarness is the engine's harness with a statusmerge.Board on a clock the test moves.
 func handoffHarness(t *testing.T, api *fakeAPI, mutate func(*unstructured.Unstructured)) (*harness, *unstructured.Unstructured, *time.Time) {
 	t.Helper()
 	k, u := testResource(t, mutate)
 	h := newHarness(t, k, api, u)
 	clock := time.Now()
-	h.r.Handoff = handoff.New()
+	h.r.Handoff = statusmerge.New()
 	h.r.Handoff.Now = func() time.Time { return clock }
 	h.r.Handoff.Wait = 20 * time.Millisecond
 	return h, u, &clock

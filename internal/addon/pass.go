@@ -171,7 +171,7 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 			s.log.V(1).Info("status handed off to the Helm side's write")
 			return nil
 		}
-		r.Handoff.Cancel(s.obj.GetUID())
+		r.Handoff.Drop(s.obj.GetUID())
 	}
 	if s.released || (len(s.changes) == 0 && !s.syncPause) {
 		return nil

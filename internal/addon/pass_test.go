@@ -20,9 +20,9 @@ import (
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 )
 
 // fakeAPI is a Clever Cloud API in memory: the add-ons it knows, their env, and errors to
@@ -310,7 +310,7 @@ func TestMarkedNewIsAFirstPass(t *testing.T) {
 	})
 	api := &fakeAPI{createErr: apiErr(503)}
 	h := newHarness(t, k, api, u)
-	handoff.MarkNew(u.GetUID())(true)
+	statusmerge.MarkNew(u.GetUID())(true)
 	h.pass(t, u)
 	if calls := strings.Join(api.calls, ","); calls != "create" {
 		t.Fatalf("calls %q: a marked resource is new, no list before the create", calls)
@@ -326,21 +326,21 @@ func TestMarkedNewIsAFirstPass(t *testing.T) {
 // that sees the mark while the write is in flight waits for its outcome.
 func TestNewMarkSettledByTheWrite(t *testing.T) {
 	ctx := context.Background()
-	handoff.MarkNew("uid-failed")(false)
-	if handoff.TakeNew(ctx, "uid-failed") {
+	statusmerge.MarkNew("uid-failed")(false)
+	if statusmerge.TakeNew(ctx, "uid-failed") {
 		t.Fatal("a failed write made the resource new")
 	}
-	settle := handoff.MarkNew("uid-inflight")
+	settle := statusmerge.MarkNew("uid-inflight")
 	go func() { time.Sleep(20 * time.Millisecond); settle(true) }()
-	if !handoff.TakeNew(ctx, "uid-inflight") {
+	if !statusmerge.TakeNew(ctx, "uid-inflight") {
 		t.Fatal("the pass did not wait for the write in flight")
 	}
-	if handoff.TakeNew(ctx, "uid-inflight") {
+	if statusmerge.TakeNew(ctx, "uid-inflight") {
 		t.Fatal("a mark is taken once")
 	}
-	settle = handoff.MarkNew("uid-late-fail")
+	settle = statusmerge.MarkNew("uid-late-fail")
 	go func() { time.Sleep(20 * time.Millisecond); settle(false) }()
-	if handoff.TakeNew(ctx, "uid-late-fail") {
+	if statusmerge.TakeNew(ctx, "uid-late-fail") {
 		t.Fatal("a write in flight that failed made the resource new")
 	}
 }

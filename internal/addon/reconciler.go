@@ -30,7 +30,6 @@ import (
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/memberships"
 	"github.com/clever-operator/clever-operator/internal/metrics"
@@ -38,6 +37,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 	"github.com/clever-operator/clever-operator/internal/step"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
@@ -88,7 +88,7 @@ type Reconciler struct {
 	// Handoff, when set (shared with this kind's Helm side), lets the pass that publishes a
 	// resource's credentials for the first time leave its status write to the Helm side's,
 	// which follows the rendering (handoff.go). nil: every pass writes its own status.
-	Handoff *handoff.Board
+	Handoff *statusmerge.Board
 	// PassTimeout bounds each pass (default DefaultPassTimeout); TenantWorkers is how many
 	// workers the passes of one tenant's credentials may hold at once (default half the
 	// workers, at least one; negative: no limit). fairness.go.
@@ -282,9 +282,9 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		s.reset(s.obj) // read live by AddFinalizer: snapshot what the API server answered
 	}
 	if added {
-		handoff.DropNew(s.obj.GetUID())
+		statusmerge.DropNew(s.obj.GetUID())
 	}
-	if added || handoff.TakeNew(ctx, s.obj.GetUID()) {
+	if added || statusmerge.TakeNew(ctx, s.obj.GetUID()) {
 		r.fresh.Store(s.obj.GetUID(), struct{}{})
 		s.first = true
 	}
@@ -326,7 +326,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 
 // forget drops what the engine remembers of a resource being deleted (or no longer selected).
 func (r *Reconciler) forget(obj *unstructured.Unstructured) {
-	handoff.DropNew(obj.GetUID())
+	statusmerge.DropNew(obj.GetUID())
 	r.observed.Delete(obj.GetUID())
 	r.refreshes.Delete(obj.GetUID())
 	r.fresh.Delete(obj.GetUID())

@@ -34,10 +34,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/logging"
 	"github.com/clever-operator/clever-operator/internal/secrets"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 	"github.com/clever-operator/clever-operator/internal/templates"
 	"github.com/clever-operator/clever-operator/internal/tracing"
 )
@@ -65,7 +65,7 @@ type Options struct {
 	Releases *ReleaseIndex
 	// Handoff, shared with the kind's engine, lets the engine's first publication of a
 	// resource leave its status to this side's write after the install (nil: not used).
-	Handoff *handoff.Board
+	Handoff *statusmerge.Board
 	// SourceKey verifies the source Secrets' signatures (the operator's claim key): a source
 	// Secret whose signature does not verify is rendered from as if it were missing.
 	SourceKey []byte

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"time"
 
@@ -110,40 +111,23 @@ func (h statusBlindHandler) OnUpdate(oldObj, newObj any) {
 // compare, and a resync (same resourceVersion), is not status-only.
 func statusOnly(oldObj, newObj any) bool {
 	o, ok := oldObj.(*unstructured.Unstructured)
-	if !ok {
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok || !ok2 || o.GetResourceVersion() == n.GetResourceVersion() {
 		return false
 	}
-	n, ok := newObj.(*unstructured.Unstructured)
-	if !ok || o.GetResourceVersion() == n.GetResourceVersion() {
-		return false
-	}
-	return sameExcept(o.Object, n.Object, func(k string) bool { return k == "status" || k == "metadata" }) &&
-		sameExcept(metadataOf(o), metadataOf(n), func(k string) bool { return k == "resourceVersion" || k == "managedFields" })
+	return equality.Semantic.DeepEqual(withoutStatus(o), withoutStatus(n))
 }
 
-func metadataOf(u *unstructured.Unstructured) map[string]any {
-	m, _ := u.Object["metadata"].(map[string]any)
-	return m
-}
-
-// sameExcept says whether a and b hold the same fields, those skip names aside.
-func sameExcept(a, b map[string]any, skip func(string) bool) bool {
-	for k, v := range a {
-		if skip(k) {
-			continue
-		}
-		w, ok := b[k]
-		if !ok || !equality.Semantic.DeepEqual(v, w) {
-			return false
-		}
+// withoutStatus is u's content but its status, resourceVersion and managedFields (shallow
+// copies: nothing is changed).
+func withoutStatus(u *unstructured.Unstructured) map[string]any {
+	out := maps.Clone(u.Object)
+	delete(out, "status")
+	if md, ok := out["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
+		delete(md, "resourceVersion")
+		delete(md, "managedFields")
+		out["metadata"] = md
 	}
-	for k := range b {
-		if skip(k) {
-			continue
-		}
-		if _, ok := a[k]; !ok {
-			return false
-		}
-	}
-	return true
+	return out
 }

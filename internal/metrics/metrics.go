@@ -22,7 +22,7 @@ type Engine struct {
 	DeletionDuration *prometheus.HistogramVec
 	ReconcileErrors  *prometheus.CounterVec
 	// StatusHandoffs counts the first publications whose status the engine handed to the
-	// Helm side's write (internal/handoff), by who wrote it: helm, engine (at the deadline), missed
+	// Helm side's write (internal/statusmerge), by who wrote it: helm, engine (at the deadline), missed
 	// (the Helm side wrote before the pass had filled it; the engine wrote at once).
 	StatusHandoffs *prometheus.CounterVec
 	resources      *resourcesCollector

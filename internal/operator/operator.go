@@ -38,12 +38,12 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/config"
 	"github.com/clever-operator/clever-operator/internal/credentials"
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/hybrid"
 	"github.com/clever-operator/clever-operator/internal/intern"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/metrics"
 	"github.com/clever-operator/clever-operator/internal/networkgroup"
+	"github.com/clever-operator/clever-operator/internal/statusmerge"
 )
 
 // Options configures the operator. The command line fills it (BindFlags, then Validate);
@@ -281,8 +281,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("watches.yaml lists %s, which the operator does not manage", w.GroupVersionKind)
 		}
 		// The first publication of a resource writes its status once, with the Helm side's
-		// write after the install (handoff.Board).
-		ho := handoff.New()
+		// write after the install (statusmerge.Board).
+		ho := statusmerge.New()
 		handoffs := engineMetrics.StatusHandoffs.MustCurryWith(prometheus.Labels{"kind": kind.GVK.Kind})
 		ho.Observe = func(outcome string) { handoffs.WithLabelValues(outcome).Inc() }
 		if err := hybrid.Setup(mgr, w, kind, hybrid.Options{

@@ -55,10 +55,6 @@ const (
 	TypeNetworkGroups = "NetworkGroups"
 )
 
-// EngineConditions are the condition types the add-on engine owns; the Helm side's status
-// writes keep them as the engine wrote them.
-var EngineConditions = []string{TypeAddonReady, TypePaused, TypeMigrating, TypeThrottled, TypeDrifted, TypeSynced, TypeVersionUpdate, TypeBackupStale, TypeNetworkGroups}
-
 // Reasons of the engine's report conditions (Drifted, Migrating, VersionUpdate).
 const (
 	ReasonPlanDrift       = "PlanDrift"

@@ -1,4 +1,4 @@
-package hybrid
+package statusmerge
 
 import (
 	"go/ast"
@@ -18,9 +18,9 @@ import (
 // field the engine writes (the paths of internal/kinds): a field the engine writes
 // that no type declares would be erased by the Helm side's writes (and pruned by the CRD).
 func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
-	for _, f := range helmOwned {
-		if slices.Contains(engineOwned, f) {
-			t.Errorf("engineOwned holds %q, which the Helm reconciler writes", f)
+	for _, f := range HelmFields {
+		if slices.Contains(EngineFields, f) {
+			t.Errorf("EngineFields holds %q, which the Helm reconciler writes", f)
 		}
 	}
 	written := engineWrittenFields(t)
@@ -28,19 +28,19 @@ func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 		t.Fatalf("found %d status fields in internal/kinds/fields.go", len(written))
 	}
 	for _, f := range written {
-		if !slices.Contains(engineOwned, f) {
+		if !slices.Contains(EngineFields, f) {
 			t.Errorf("the engine writes status.%s (internal/kinds), which no kind's status type declares", f)
 		}
 	}
 	// The kinds' own fields are found too, beyond CommonStatus: a URL, the operator add-ons'
 	// facts, the memberships of Network Groups.
 	for _, f := range []string{"url", "admin_url", "accessUrl", "networkGroups", "backups"} {
-		if !slices.Contains(engineOwned, f) {
-			t.Errorf("engineOwned lacks %q", f)
+		if !slices.Contains(EngineFields, f) {
+			t.Errorf("EngineFields lacks %q", f)
 		}
 	}
 	// A kind with a field of its own adds it: the derivation reads each kind's type.
-	if fs := statusFields([]kinds.Kind{*kinds.MustNamed("Keycloak")}, helmOwned); !slices.Contains(fs, "admin_url") {
+	if fs := statusFields([]kinds.Kind{*kinds.MustNamed("Keycloak")}, HelmFields); !slices.Contains(fs, "admin_url") {
 		t.Errorf("Keycloak's status fields %v lack admin_url", fs)
 	}
 }

@@ -1,4 +1,4 @@
-package hybrid
+package statusmerge
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/clever-operator/clever-operator/internal/handoff"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -53,13 +52,13 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 		status.SetConditions(u, conds)
 		return u
 	}
-	h := handoff.New()
+	h := New()
 	h.Wait = 10 * time.Millisecond
 	if !h.Give("uid-h", 1, engine) {
 		t.Fatal("give")
 	}
 	w := &recordingStatus{fail: errors.New("conflict")}
-	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h)}
+	sw := &Helm{SubResourceWriter: w, Cache: getOnly{live: live}, Board: h}
 	if err := sw.Update(context.Background(), helm()); err == nil {
 		t.Fatal("the failing write succeeded")
 	}
@@ -87,12 +86,12 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 
 	// A Helm write of another generation (the spec was edited meanwhile): not carried, left
 	// for the engine's pass over that generation.
-	hg := handoff.New()
+	hg := New()
 	hg.Wait = 10 * time.Millisecond
 	live.SetUID("uid-g")
 	hg.Give("uid-g", 1, engine)
 	wg := &recordingStatus{}
-	swg := &statusWriter{SubResourceWriter: wg, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(hg)}
+	swg := &Helm{SubResourceWriter: wg, Cache: getOnly{live: live}, Board: hg}
 	edited := helm()
 	edited.SetGeneration(2)
 	if err := swg.Update(context.Background(), edited); err != nil {
@@ -103,11 +102,11 @@ func TestHelmStatusWriteCarriesTheHandedOffStatus(t *testing.T) {
 	}
 
 	// Paused (Helm's own Paused condition): the handoff stays for a write that renders.
-	h2 := handoff.New()
+	h2 := New()
 	live.SetUID("uid-p")
 	h2.Give("uid-p", 1, engine)
 	w2 := &recordingStatus{}
-	sw2 := &statusWriter{SubResourceWriter: w2, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h2)}
+	sw2 := &Helm{SubResourceWriter: w2, Cache: getOnly{live: live}, Board: h2}
 	paused := helm()
 	conds, _ := status.Set(status.Conditions(paused), status.Condition{Type: status.TypePaused, Status: "True", Reason: "x"}, time.Now())
 	status.SetConditions(paused, conds)
@@ -131,14 +130,14 @@ func TestHelmFailureOnAHandedOffStatusIsAnnounced(t *testing.T) {
 		"apiVersion": "api.clever-cloud.com/v1", "kind": "Redis",
 		"metadata": map[string]any{"name": "r", "namespace": "ns", "uid": "uid-c", "resourceVersion": "3", "generation": int64(1)},
 	}}
-	h := handoff.New()
+	h := New()
 	h.Give("uid-c", 1, []func(*unstructured.Unstructured){func(u *unstructured.Unstructured) {
 		conds, _ := status.Set(status.Conditions(u), status.Condition{Type: status.TypeAddonReady, Status: "True", Reason: status.ReasonProvisioned, Message: "ok", ObservedGeneration: 1}, time.Now())
 		status.SetConditions(u, conds)
 	}})
 	rec := record.NewFakeRecorder(10)
 	w := &recordingStatus{}
-	sw := &statusWriter{SubResourceWriter: w, c: NewStatusClient(getOnly{live: live}, nil).WithHandoff(h).WithRecorder(rec)}
+	sw := &Helm{SubResourceWriter: w, Cache: getOnly{live: live}, Board: h, Recorder: rec}
 	u := live.DeepCopy()
 	conds, _ := status.Set(nil, status.Condition{Type: status.TypeReleaseFailed, Status: "True", Reason: "InstallError",
 		Message: `Secret "r-secrets" in namespace "ns" exists and cannot be imported into the current release: invalid ownership metadata`}, time.Now())
