@@ -143,9 +143,22 @@ UNIT_PACKAGES = . ./api/... ./internal/... ./pkg/... ./hack/... ./test/alerts ./
 test-unit: ## Run the tests that need no control plane nor tool from bin/ (under a minute on 2 cores).
 	go test $(UNIT_PACKAGES) -count=1 -timeout 5m $(GINKGO_FLAGS)
 
+# make test runs test/operator, the longest suite (132 specs, about 7 minutes alone), as two
+# halves at once, each with its own control plane: the specs in the files OPERATOR_HALF matches,
+# then the others. Beside them, the other packages run four at a time. Their specs mostly wait
+# on the operator and the fake, not on the CPU.
+OPERATOR_HALF = /(lifecycle|policy|status|credentials_objects|deletion|secrets|restore)_test\.go$$
+TEST_PACKAGES = $$(go list ./... | grep -v -x $(CLUSTER_SUITES:./%=-e $(MODULE)/%) -e $(MODULE)/test/operator)
+
 .PHONY: test
 test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest suites against our own kube-apiserver + etcd.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v -x $(CLUSTER_SUITES:./%=-e $(MODULE)/%)) -count=1 -timeout 30m $(GINKGO_FLAGS)
+	export KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)"; half=$$(mktemp -d); trap 'rm -rf $$half' EXIT; \
+	go test ./test/operator -count=1 -timeout 30m $(GINKGO_FLAGS) -args -ginkgo.focus-file='$(OPERATOR_HALF)' >$$half/1 2>&1 & one=$$!; \
+	go test ./test/operator -count=1 -timeout 30m $(GINKGO_FLAGS) -args -ginkgo.skip-file='$(OPERATOR_HALF)' >$$half/2 2>&1 & two=$$!; \
+	rc=0; go test $(TEST_PACKAGES) -p 4 -count=1 -timeout 30m $(GINKGO_FLAGS) || rc=1; \
+	wait $$one || rc=1; sed 's|test/operator|test/operator (first half)|' $$half/1; \
+	wait $$two || rc=1; sed 's|test/operator|test/operator (second half)|' $$half/2; \
+	exit $$rc
 
 # The suites on a whole cluster (test/kube/cluster.Start: controller-manager, scheduler, KWOK;
 # OLM from the catalog): make deploy, the chart, OLM installs and upgrades, namespace deletion,
