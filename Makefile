@@ -156,8 +156,8 @@ test: envtest-bins kustomize helm helm-docs vet ## Run unit tests and envtest su
 	go test ./test/operator -count=1 -timeout 30m $(GINKGO_FLAGS) -args -ginkgo.focus-file='$(OPERATOR_HALF)' >$$half/1 2>&1 & one=$$!; \
 	go test ./test/operator -count=1 -timeout 30m $(GINKGO_FLAGS) -args -ginkgo.skip-file='$(OPERATOR_HALF)' >$$half/2 2>&1 & two=$$!; \
 	rc=0; go test $(TEST_PACKAGES) -p 4 -count=1 -timeout 30m $(GINKGO_FLAGS) || rc=1; \
-	wait $$one || rc=1; sed 's|test/operator|test/operator (first half)|' $$half/1; \
-	wait $$two || rc=1; sed 's|test/operator|test/operator (second half)|' $$half/2; \
+	wait $$one || rc=1; echo "test/operator, the files OPERATOR_HALF matches:"; cat $$half/1; \
+	wait $$two || rc=1; echo "test/operator, the other files:"; cat $$half/2; \
 	exit $$rc
 
 # The suites on a whole cluster (test/kube/cluster.Start: controller-manager, scheduler, KWOK;

@@ -214,7 +214,7 @@ var _ = Describe("metrics", func() {
 
 var _ = Describe("status writes of a new resource", func() {
 	// The engine's first publication and the Helm side's rendering land in one status write
-	// (handoff.Board): every version of the resource a watcher sees either has no
+	// (statusmerge.Board): every version of the resource a watcher sees either has no
 	// AddonReady=True yet, or is Ready=True with status.secretName; none says "provisioned but
 	// not rendered".
 	It("publishes and renders in one status write", func() {
