@@ -57,7 +57,7 @@ func refreshBackupsPass(t *testing.T, now time.Time, api *backupsAPI) *pass {
 	u.SetName("pg")
 	u.SetUID("uid-refresh")
 	u.SetCreationTimestamp(metav1.NewTime(now.Add(-10 * 24 * time.Hour)))
-	kinds.StatusAddon.Set(u, "addon_1")
+	kinds.Change(u, func(st *kinds.Status) { st.Addon = "addon_1" })
 	_ = unstructured.SetNestedField(u.Object, map[string]any{"count": int64(1), "last": map[string]any{"time": now.Add(-40 * time.Hour).Format(time.RFC3339)}}, "status", "backups")
 	setCondition(u, status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, "ok", now)
 	setCondition(u, status.TypeBackupStale, metav1.ConditionFalse, status.ReasonBackupRecent, "recent", now.Add(-time.Hour))

@@ -135,11 +135,12 @@ func TestBackupStaleSequence(t *testing.T) {
 			t.Errorf("%s: AddonReady %s", st.name, got)
 		}
 		if st.err != nil && clevercloud.IsNotFound(st.err) {
-			if _, last := kinds.StatusBackups.Value(s.obj); !last || kinds.StatusBackupsLastTime.String(s.obj) == "" {
+			if b := s.st.Backups; b == nil || b.Last == nil || b.Last.Time.IsZero() {
 				t.Errorf("%s: the 404 erased status.backups", st.name)
 			}
 		}
 		u = s.obj
+		s.st.Encode(u) // what commit writes
 	}
 	if api.calls != len(steps) {
 		t.Fatalf("%d calls for %d reads", api.calls, len(steps))
@@ -201,9 +202,8 @@ func TestRefreshBackupsRecords(t *testing.T) {
 			s.api = api
 			_, _ = r.refreshRead(context.Background(), s, kinds.ReadBackups, "postgresql_1")
 			got := int64(-1)
-			if v, found := kinds.StatusBackups.Value(s.obj); found {
-				c, _, _ := unstructured.NestedInt64(v.(map[string]any), "count")
-				got = c
+			if b := s.st.Backups; b != nil {
+				got = int64(b.Count)
 			}
 			if api.calls != 1 || got != tc.wantCount {
 				t.Errorf("%d calls, status.backups.count %d, want 1 call and %d", api.calls, got, tc.wantCount)

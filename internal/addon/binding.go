@@ -96,10 +96,10 @@ func (r *Reconciler) refuseIfBoundElsewhere(ctx context.Context, s *pass, addonI
 	}
 	for i := range list.Items {
 		o := &list.Items[i]
-		if o.GetUID() == obj.GetUID() || kinds.StatusAddon.String(o) != addonID || o.GetDeletionTimestamp() != nil {
+		if o.GetUID() == obj.GetUID() || kinds.StatusOf(o).Addon != addonID || o.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if kinds.StatusAddon.String(obj) == addonID && olderThan(obj, o) {
+		if s.st.Addon == addonID && olderThan(obj, o) {
 			continue // both recorded it: this one is older and keeps it
 		}
 		return s.fail(status.ReasonAddonClaimed, fmt.Sprintf("add-on %s is already bound to %s %s/%s; one add-on is never shared by two resources", addonID, r.Kind.GVK.Kind, o.GetNamespace(), o.GetName()), nil)
@@ -121,7 +121,7 @@ func indexStatusAddon(o client.Object) []string {
 	if !ok {
 		return nil
 	}
-	if id := kinds.StatusAddon.String(u); id != "" {
+	if id := kinds.StatusOf(u).Addon; id != "" {
 		return []string{id}
 	}
 	return nil

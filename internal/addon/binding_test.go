@@ -71,11 +71,11 @@ func TestCreatedAddonIsClaimed(t *testing.T) {
 	if got := ready(live); got != "True/"+status.ReasonProvisioned {
 		t.Fatalf("AddonReady %s", got)
 	}
-	id := kinds.StatusAddon.String(live)
+	id := kinds.StatusOf(live).Addon
 	if want := secrets.ClaimValue(testClaimKey, id, "ns", "Azimutt", "az"); live.GetAnnotations()[kinds.AnnotationAddonClaim] != want {
 		t.Fatalf("claim %q, want %q", live.GetAnnotations()[kinds.AnnotationAddonClaim], want)
 	}
-	if kinds.StatusAdopted.Bool(live) {
+	if kinds.StatusOf(live).Adopted {
 		t.Fatal("a created add-on is not adopted")
 	}
 	h.statusWrites, h.writes = 0, 0
@@ -94,7 +94,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 		u.SetName("db")
 		u.SetUID("uid-a")
 	})
-	kinds.StatusAddon.Set(first, "addon_1")
+	kinds.Change(first, func(st *kinds.Status) { st.Addon = "addon_1" })
 	_, second := testResource(t, func(u *unstructured.Unstructured) {
 		u.SetNamespace("team-b")
 		u.SetName("db")
@@ -115,8 +115,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 	}
 
 	// Both recorded it (a race): the older keeps it, the younger is refused.
-	kinds.StatusAddon.Set(second, "addon_1")
-	kinds.StatusAdopted.Set(second, true)
+	kinds.Change(second, func(st *kinds.Status) { st.Addon, st.Adopted = "addon_1", true })
 	second.SetCreationTimestamp(metav1.NewTime(first.GetCreationTimestamp().Add(time.Second)))
 	s = h.r.newPass(context.Background(), second)
 	s.api, s.grant = api, &credentials.Grant{BindAny: true}
@@ -148,14 +147,14 @@ func TestAdoptedAddonOrphanedByDefault(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			k, u := testResource(t, func(u *unstructured.Unstructured) {
 				if c.adopted {
-					kinds.StatusAdopted.Set(u, true)
+					kinds.Change(u, func(st *kinds.Status) { st.Adopted = true })
 				}
 				if c.spec != "" {
 					kinds.SpecDeletionPolicy.Set(u, c.spec)
 				}
 			})
 			h := newHarness(t, k, &fakeAPI{}, u)
-			if got := h.r.deletionPolicy(context.Background(), u, lifecycleOf(u)); got != c.want {
+			if got := h.r.deletionPolicy(context.Background(), u, new(kinds.StatusOf(u)), lifecycleOf(u)); got != c.want {
 				t.Fatalf("policy %s, want %s", got, c.want)
 			}
 		})
@@ -177,8 +176,7 @@ func TestBoundAddonNotDeletedWithoutThePrivilege(t *testing.T) {
 				now := metav1.NewTime(time.Now().Add(-10 * time.Second))
 				u.SetDeletionTimestamp(&now)
 				kinds.SpecDeletionPolicy.Set(u, kinds.DeletionPolicyDelete)
-				kinds.StatusAddon.Set(u, "addon_1")
-				kinds.StatusAdopted.Set(u, true)
+				kinds.Change(u, func(st *kinds.Status) { st.Addon, st.Adopted = "addon_1", true })
 				if c.claim {
 					u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: secrets.ClaimValue(testClaimKey, "addon_1", "ns", "Azimutt", "sibling")})
 				}

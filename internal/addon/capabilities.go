@@ -58,7 +58,7 @@ func (envSource) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon
 		return step.Read{}, err
 	}
 	data := clevercloud.EnvMap(env)
-	if pending := pendingMessage(s.Kind(), s.Object(), addon.ID, addon.ConfigKeys, data); pending != "" {
+	if pending := pendingMessage(s.Kind(), s.Status(), addon.ID, addon.ConfigKeys, data); pending != "" {
 		return step.Read{Pending: pending}, nil
 	}
 	return step.Read{Data: data}, nil

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -129,10 +130,10 @@ func TestDrift(t *testing.T) {
 	withStatus := func(plan, version, region string) *unstructured.Unstructured {
 		u := obj(map[string]any{"instance": map[string]any{"region": region, "plan": "s"}})
 		if plan != "" {
-			kinds.StatusPlan.Set(u, plan)
+			kinds.Change(u, func(st *kinds.Status) { st.Plan = plan })
 		}
 		if version != "" {
-			kinds.StatusVersion.Set(u, version)
+			kinds.Change(u, func(st *kinds.Status) { st.Version = version })
 		}
 		return u
 	}
@@ -150,7 +151,8 @@ func TestDrift(t *testing.T) {
 	}
 	for _, c := range addonCases {
 		t.Run("addon/"+c.name, func(t *testing.T) {
-			d := r.addonDrift(c.u, a)
+			st := kinds.StatusOf(c.u)
+			d := r.addonDrift(c.u, &st, a)
 			if got := driftReason(d); got != c.reason {
 				t.Fatalf("drift %q, want %q", got, c.reason)
 			}
@@ -170,7 +172,8 @@ func TestDrift(t *testing.T) {
 	}
 	for _, c := range versionCases {
 		t.Run("version/"+c.name, func(t *testing.T) {
-			if got := driftReason(versionDrift(withStatus("", c.recorded, "par"), c.env)); got != c.reason {
+			st := kinds.StatusOf(withStatus("", c.recorded, "par"))
+			if got := driftReason(versionDrift(&st, c.env)); got != c.reason {
 				t.Fatalf("drift %q, want %q", got, c.reason)
 			}
 		})
@@ -256,10 +259,10 @@ func TestFindAddon(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, u := testResource(t, func(u *unstructured.Unstructured) {
 				if c.status != "" {
-					kinds.StatusAddon.Set(u, c.status)
+					kinds.Change(u, func(st *kinds.Status) { st.Addon = c.status })
 				}
 				if c.adopted {
-					kinds.StatusAdopted.Set(u, true)
+					kinds.Change(u, func(st *kinds.Status) { st.Adopted = true })
 				}
 				if c.bind != "" {
 					kinds.SpecAddonID.Set(u, c.bind)
@@ -311,10 +314,10 @@ func TestMayCreate(t *testing.T) {
 	}{
 		{"new resource", nil, "", ""},
 		{"ObserveOnly never creates", func(u *unstructured.Unstructured) { kinds.SpecManagementPolicy.Set(u, "ObserveOnly") }, "", status.ReasonAddonNotFound},
-		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, kinds.OnMissingReport, status.ReasonAddonMissing},
-		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_1") }, kinds.OnMissingRecreate, ""},
+		{"deleted out of band, report policy", func(u *unstructured.Unstructured) { kinds.Change(u, func(st *kinds.Status) { st.Addon = "addon_1" }) }, kinds.OnMissingReport, status.ReasonAddonMissing},
+		{"deleted out of band, recreate policy", func(u *unstructured.Unstructured) { kinds.Change(u, func(st *kinds.Status) { st.Addon = "addon_1" }) }, kinds.OnMissingRecreate, ""},
 		{"deleted out of band, annotation says recreate", func(u *unstructured.Unstructured) {
-			kinds.StatusAddon.Set(u, "addon_1")
+			kinds.Change(u, func(st *kinds.Status) { st.Addon = "addon_1" })
 			u.SetAnnotations(map[string]string{kinds.AnnotationOnAddonMissing: kinds.OnMissingRecreate})
 		}, kinds.OnMissingReport, ""},
 		{"paused", func(u *unstructured.Unstructured) {
@@ -361,9 +364,9 @@ func TestPending(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u := obj(nil)
 			if c.revoked != nil {
-				kinds.CredRevokedKeyHash.Set(u, revokedKeyHash(cellar, c.revoked))
+				kinds.Change(u, func(st *kinds.Status) { st.EnsureCreds().RevokedKeyHash = revokedKeyHash(cellar, c.revoked) })
 			}
-			got := pendingMessage(cellar, u, "addon_1", c.keys, c.data)
+			got := pendingMessage(cellar, new(kinds.StatusOf(u)), "addon_1", c.keys, c.data)
 			if (got == "") != (c.pending == "") || !strings.Contains(got, c.pending) {
 				t.Fatalf("pending %q, want %q", got, c.pending)
 			}
@@ -397,16 +400,16 @@ func TestStopPass(t *testing.T) {
 
 func TestMigrationRecordRoundTrip(t *testing.T) {
 	u := obj(nil)
-	if _, found := kinds.MigrationOf(u); found {
+	if kinds.StatusOf(u).Migration != nil {
 		t.Fatal("no record")
 	}
 	want := migrations.State{ID: "migration_1", Status: clevercloud.MigrationRunning, Step: "COPY", Target: "plan p, region par, version 17", Generation: 3}
-	kinds.SetMigration(u, want)
-	raw, _ := kinds.StatusMigration.Map(u)
+	kinds.Change(u, func(st *kinds.Status) { st.Migration = &want })
+	raw, _, _ := unstructured.NestedMap(u.Object, "status", "migration")
 	if _, has := raw["message"]; has {
 		t.Fatalf("empty fields are left out: %v", raw)
 	}
-	if got, found := kinds.MigrationOf(u); !found || got != want {
+	if got := kinds.StatusOf(u).Migration; got == nil || *got != want {
 		t.Fatalf("read back %+v", got)
 	}
 }
@@ -418,7 +421,7 @@ func TestPublished(t *testing.T) {
 	hash := secrets.Hash(data)
 	cases := []struct {
 		name        string
-		before      func(*unstructured.Unstructured)
+		before      func(*kinds.Status)
 		p           kinds.Publication
 		requested   string
 		rolledOut   string // status.credentials.rolledOutHash after
@@ -430,44 +433,46 @@ func TestPublished(t *testing.T) {
 		revokedGone bool
 	}{
 		{"first publication is the rollout baseline", nil, kinds.Publication{SecretName: "c-secrets"}, "", hash, "", true, "", "", "c-secrets", true},
-		{"new credentials: a rollout is due", func(u *unstructured.Unstructured) {
-			kinds.CredHash.Set(u, "old")
-			kinds.CredRolledOutHash.Set(u, "old")
-			kinds.CredRevokedKeyHash.Set(u, "revoked")
+		{"new credentials: a rollout is due", func(st *kinds.Status) {
+			st.Credentials = &shared.CredentialsStatus{Hash: "old", RolledOutHash: "old", RevokedKeyHash: "revoked"}
 		}, kinds.Publication{SecretName: "c-secrets", BindingName: "c-secrets-binding", ConfigMapName: "c-config"}, "r1", "old", "c-secrets-binding", true, "r1", "c-config", "c-secrets", true},
-		{"same credentials: nothing moves", func(u *unstructured.Unstructured) {
-			kinds.CredHash.Set(u, hash)
-			kinds.CredRolledOutHash.Set(u, hash)
-			kinds.StatusBindingName.Set(u, "gone")
+		{"same credentials: nothing moves", func(st *kinds.Status) {
+			st.Credentials = &shared.CredentialsStatus{Hash: hash, RolledOutHash: hash}
+			st.Binding = &shared.BindingStatus{Name: "gone"}
 		}, kinds.Publication{Disabled: true}, "", hash, "", false, "", "", "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			u := obj(nil)
+			var st kinds.Status
 			if c.before != nil {
-				c.before(u)
+				c.before(&st)
 			}
-			published(kind(t, "Cellar"), c.p, data, nil, 4, c.requested, now)(u)
-			if got := kinds.CredRolledOutHash.String(u); got != c.rolledOut {
-				t.Errorf("rolledOutHash %q, want %q", got, c.rolledOut)
+			published(kind(t, "Cellar"), c.p, data, nil, 4, c.requested, now)(&st)
+			cr := st.Creds()
+			if cr.RolledOutHash != c.rolledOut {
+				t.Errorf("rolledOutHash %q, want %q", cr.RolledOutHash, c.rolledOut)
 			}
-			if kinds.CredHash.String(u) != hash || kinds.StatusObservedGeneration.Int64(u) != 4 {
-				t.Errorf("hash %q observedGeneration %d", kinds.CredHash.String(u), kinds.StatusObservedGeneration.Int64(u))
+			if cr.Hash != hash || st.ObservedGeneration != 4 {
+				t.Errorf("hash %q observedGeneration %d", cr.Hash, st.ObservedGeneration)
 			}
-			if (kinds.CredLastChangedAt.String(u) != "") != c.changedAt {
-				t.Errorf("lastChangedAt %q", kinds.CredLastChangedAt.String(u))
+			if (cr.LastChangedAt != nil) != c.changedAt {
+				t.Errorf("lastChangedAt %v", cr.LastChangedAt)
 			}
-			if kinds.StatusBindingName.String(u) != c.binding || kinds.StatusConfigMapName.String(u) != c.configMap || kinds.StatusSecretName.String(u) != c.secretName {
-				t.Errorf("binding %q configMap %q secret %q", kinds.StatusBindingName.String(u), kinds.StatusConfigMapName.String(u), kinds.StatusSecretName.String(u))
+			binding := ""
+			if st.Binding != nil {
+				binding = st.Binding.Name
 			}
-			if kinds.StatusLastHandledReconcileAt.String(u) != c.handledAt {
-				t.Errorf("lastHandledReconcileAt %q", kinds.StatusLastHandledReconcileAt.String(u))
+			if binding != c.binding || st.ConfigMapName != c.configMap || st.SecretName != c.secretName {
+				t.Errorf("binding %q configMap %q secret %q", binding, st.ConfigMapName, st.SecretName)
 			}
-			if c.revokedGone && kinds.CredRevokedKeyHash.String(u) != "" {
+			if st.LastHandledReconcileAt != c.handledAt {
+				t.Errorf("lastHandledReconcileAt %q", st.LastHandledReconcileAt)
+			}
+			if c.revokedGone && cr.RevokedKeyHash != "" {
 				t.Error("revokedKeyHash kept after a publication")
 			}
-			if kinds.StatusField("url").String(u) != "cellar.example" {
-				t.Errorf("url %q", kinds.StatusField("url").String(u))
+			if st.URL != "cellar.example" {
+				t.Errorf("url %q", st.URL)
 			}
 		})
 	}

@@ -25,8 +25,8 @@ func (r *Reconciler) countRefresh(obj *unstructured.Unstructured) int {
 }
 
 // addonDrift compares the add-on read at Clever Cloud with what the operator applied.
-func (r *Reconciler) addonDrift(obj *unstructured.Unstructured, a *clevercloud.Addon) *drift {
-	if plan := kinds.StatusPlan.String(obj); plan != "" && a.Plan.ID != plan {
+func (r *Reconciler) addonDrift(obj *unstructured.Unstructured, st *kinds.Status, a *clevercloud.Addon) *drift {
+	if plan := st.Plan; plan != "" && a.Plan.ID != plan {
 		return &drift{status.ReasonPlanDrift, fmt.Sprintf("add-on %s now runs plan %s (%s), not %s as applied by the operator; it was changed outside the operator", a.ID, a.Plan.Slug, a.Plan.ID, plan)}
 	}
 	if want, err := r.Kind.Region(obj); err == nil && !strings.EqualFold(want, a.Region) {
@@ -36,8 +36,8 @@ func (r *Reconciler) addonDrift(obj *unstructured.Unstructured, a *clevercloud.A
 }
 
 // versionDrift compares the version the add-on publishes in its env with status.version.
-func versionDrift(obj *unstructured.Unstructured, env map[string]string) *drift {
-	recorded := kinds.StatusVersion.String(obj)
+func versionDrift(st *kinds.Status, env map[string]string) *drift {
+	recorded := st.Version
 	if recorded == "" {
 		return nil
 	}

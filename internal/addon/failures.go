@@ -39,7 +39,7 @@ func (s *pass) fail(reason, msg string, cause error) error {
 	if s.condition(status.TypeAddonReady, metav1.ConditionFalse, reason, msg) {
 		s.event(corev1.EventTypeWarning, reason, msg)
 	}
-	s.set(func(u *unstructured.Unstructured) { kinds.StatusObservedGeneration.Set(u, gen) })
+	s.update(func(st *kinds.Status) { st.ObservedGeneration = gen })
 	if cause != nil {
 		s.log.V(1).Info("will retry", "reason", reason, "error", cause.Error())
 		return stopRetry(cause)
@@ -166,7 +166,7 @@ func (s *pass) pending(addon *clevercloud.Addon, msg string) error {
 func (s *pass) pendingFor(msg string, after time.Duration) error {
 	gen := s.obj.GetGeneration()
 	s.condition(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonProvisioning, msg)
-	s.set(func(u *unstructured.Unstructured) { kinds.StatusObservedGeneration.Set(u, gen) })
+	s.update(func(st *kinds.Status) { st.ObservedGeneration = gen })
 	if after <= 0 {
 		return stop(ctrl.Result{Requeue: true})
 	}

@@ -41,13 +41,13 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return nil
 	}
 	org := s.org
-	addonID := kinds.StatusAddon.String(obj)
+	addonID := s.st.Addon
 	what := addonID
 	if what == "" {
 		what = "named " + r.Kind.AddonName(string(obj.GetUID())) + " (if it exists)"
 	}
 
-	if r.deletionPolicy(ctx, obj, s.life) == kinds.DeletionPolicyOrphan {
+	if r.deletionPolicy(ctx, obj, &s.st, s.life) == kinds.DeletionPolicyOrphan {
 		s.event(corev1.EventTypeNormal, status.EventAddonOrphaned,
 			fmt.Sprintf("Deletion policy Orphan: add-on %s in organisation %s is kept at Clever Cloud", what, org))
 		return r.release(ctx, s)
@@ -69,7 +69,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return err
 	}
 	api := s.api
-	if addonID != "" && kinds.StatusAdopted.Bool(obj) && !r.bindingStillAllowed(s, addonID) {
+	if addonID != "" && s.st.Adopted && !r.bindingStillAllowed(s, addonID) {
 		// deletionPolicy Delete on an add-on this resource bound but did not create, and
 		// neither a claim of its namespace nor its credentials allow binding it (any more):
 		// a resource never deletes an add-on it could not have bound.
@@ -98,7 +98,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 			}
 		}
 	}
-	if addonID != "" && !kinds.StatusAdopted.Bool(obj) {
+	if addonID != "" && !s.st.Adopted {
 		// Read before deleting: a resource restored from this one's backup (in this cluster or
 		// another) may have taken the add-on over since (takeover.go); it is then kept.
 		a, err := api.GetAddon(ctx, org, addonID)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
 )
 
@@ -64,6 +65,7 @@ func (r *Reconciler) takeHandedOff(s *pass) {
 	if changes == nil {
 		return
 	}
+	defer func() { s.st = kinds.StatusOf(s.obj) }() // they change the typed status too
 	if due {
 		s.log.V(1).Info("the Helm side has not written the handed-off status; writing it")
 		for _, c := range changes {

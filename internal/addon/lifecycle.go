@@ -49,14 +49,14 @@ func (r *Reconciler) resyncPeriod(obj *unstructured.Unstructured) time.Duration 
 // deletionPolicy decides what deleting the resource does to the add-on: ObserveOnly always
 // orphans; then the resource's spec.deletionPolicy; an add-on it bound but did not create is
 // orphaned; then the namespace's annotation, the operator's default.
-func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstructured, l lifecycle) string {
+func (r *Reconciler) deletionPolicy(ctx context.Context, obj *unstructured.Unstructured, st *kinds.Status, l lifecycle) string {
 	if l.observeOnly {
 		return kinds.DeletionPolicyOrphan
 	}
 	if l.deletion == kinds.DeletionPolicyDelete || l.deletion == kinds.DeletionPolicyOrphan {
 		return l.deletion
 	}
-	if kinds.StatusAdopted.Bool(obj) {
+	if st.Adopted {
 		// Bound to an add-on this resource did not create: kept unless it says Delete.
 		return kinds.DeletionPolicyOrphan
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -73,11 +71,11 @@ func TestOperatorRefreshTurns(t *testing.T) {
 	}
 	// n%4 == 0: v4, with the rest as published.
 	turn("v4", 4, 1, 1, map[string]string{"CC_KEYCLOAK_URL": "https://kc.new/", "CC_KEYCLOAK_ADMIN_URL": "https://kc.new/admin", "LEGACY_V2": "old", "NEW_V2": ""})
-	u := &unstructured.Unstructured{Object: map[string]any{}}
+	var st kinds.Status
 	if s.recorded == nil {
 		t.Fatal("v4 turn did not keep the v4 answer for status")
 	}
-	if s.recorded(u); kinds.StatusAccessURL.String(u) != api.info.AccessURL {
+	if s.recorded(&st); st.AccessURL != api.info.AccessURL {
 		t.Error("v4 turn did not keep the v4 answer for status")
 	}
 

@@ -3,6 +3,7 @@ package addon
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,9 +28,12 @@ type pass struct {
 	kind *kinds.Kind
 	log  logr.Logger
 
-	// obj is the working copy: every status change is applied to it at once, so later steps
-	// see it. base is the snapshot taken at the start: what commit compares with.
+	// obj is the working copy: every condition change is applied to it at once, so later
+	// steps see it. base is the snapshot taken at the start: what commit compares with. st is
+	// obj's status, decoded once: every change of it is applied to it at once, and commit
+	// encodes it into obj once.
 	obj, base *unstructured.Unstructured
+	st        kinds.Status
 	// org is spec.organisation; life what the resource asks for (spec and annotations).
 	org  string
 	life lifecycle
@@ -47,11 +51,13 @@ type pass struct {
 	slot string
 	// recorded is what the kind's source read for status (an operator add-on's v4 answer),
 	// applied by publish (nil: nothing).
-	recorded func(*unstructured.Unstructured)
+	recorded func(*kinds.Status)
 
-	// changes are the status changes of the pass, in order; commit applies them again to a
-	// fresh copy when the write conflicts.
+	// changes are the pass's changes of the conditions (and a handoff's), updates those of
+	// the typed status, each in order; commit applies them again to a fresh copy when the
+	// write conflicts.
 	changes []func(*unstructured.Unstructured)
+	updates []func(*kinds.Status)
 	// syncPause: the Paused condition does not match the annotation yet (a write is due even
 	// when nothing else changed).
 	syncPause bool
@@ -81,14 +87,14 @@ type passEvent struct{ typ, reason, msg string }
 func (r *Reconciler) newPass(ctx context.Context, obj *unstructured.Unstructured) *pass {
 	return &pass{
 		r: r, kind: r.Kind, log: logr.FromContextOrDiscard(ctx),
-		obj: obj, base: obj.DeepCopy(),
+		obj: obj, base: obj.DeepCopy(), st: kinds.StatusOf(obj),
 		org: kinds.SpecOrganisation.String(obj), life: lifecycleOf(obj),
 	}
 }
 
 // reset makes live the pass's resource and snapshot (the deletion path reads it live).
 func (s *pass) reset(live *unstructured.Unstructured) {
-	s.obj, s.base = live, live.DeepCopy()
+	s.obj, s.base, s.st = live, live.DeepCopy(), kinds.StatusOf(live)
 	s.org, s.life = kinds.SpecOrganisation.String(live), lifecycleOf(live)
 }
 
@@ -104,7 +110,7 @@ func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	if s.soon == 0 && !s.provisioned {
 		_, caps := s.r.capabilities()
 		for _, c := range caps {
-			if soon := c.Soon(s.obj); soon > 0 {
+			if soon := c.Soon(s.obj, &s.st); soon > 0 {
 				return soon
 			}
 		}
@@ -112,10 +118,25 @@ func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	return d
 }
 
-// set applies a status change to the working copy and records it for commit.
+// set applies a change of the conditions to the working copy and records it for commit.
 func (s *pass) set(change func(*unstructured.Unstructured)) {
 	change(s.obj)
 	s.changes = append(s.changes, change)
+}
+
+// update applies a change of the typed status and records it for commit.
+func (s *pass) update(change func(*kinds.Status)) {
+	change(&s.st)
+	s.updates = append(s.updates, change)
+}
+
+// allChanges are the pass's changes as changes of a resource: the conditions', then one that
+// applies the typed ones (the two touch distinct fields).
+func (s *pass) allChanges() []func(*unstructured.Unstructured) {
+	if u := kinds.Update(s.updates); u != nil {
+		return append(slices.Clip(s.changes), u)
+	}
+	return s.changes
 }
 
 // condition sets a condition in memory; it reports whether its reason or message changed
@@ -167,16 +188,17 @@ func end(err error) (ctrl.Result, error) {
 // CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
 func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 	if s.handoffOpen {
-		if s.handingOff && !s.released && !s.syncPause && r.Handoff.Fill(s.obj.GetUID(), s.obj.GetGeneration(), s.changes) {
+		if s.handingOff && !s.released && !s.syncPause && r.Handoff.Fill(s.obj.GetUID(), s.obj.GetGeneration(), s.allChanges()) {
 			s.log.V(1).Info("status handed off to the Helm side's write")
 			return nil
 		}
 		r.Handoff.Drop(s.obj.GetUID())
 	}
-	if s.released || (len(s.changes) == 0 && !s.syncPause) {
+	if s.released || (len(s.changes) == 0 && len(s.updates) == 0 && !s.syncPause) {
 		return nil
 	}
-	h := &patch.Helper[*unstructured.Unstructured]{Base: s.base, Obj: s.obj, Changes: s.changes}
+	s.st.Encode(s.obj)
+	h := &patch.Helper[*unstructured.Unstructured]{Base: s.base, Obj: s.obj, Changes: s.allChanges()}
 	wrote, err := h.Commit(ctx, r.Client, patch.Options[*unstructured.Unstructured]{
 		Reader:  r.APIReader,
 		Overlay: s.overlay,

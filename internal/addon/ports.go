@@ -20,9 +20,8 @@ var _ step.Pass = (*pass)(nil)
 func (s *pass) Kind() *kinds.Kind                    { return s.kind }
 func (s *pass) Object() *unstructured.Unstructured   { return s.obj }
 func (s *pass) Snapshot() *unstructured.Unstructured { return s.base }
-func (s *pass) Set(change func(*unstructured.Unstructured)) {
-	s.set(change)
-}
+func (s *pass) Status() *kinds.Status                { return &s.st }
+func (s *pass) Update(change func(*kinds.Status))    { s.update(change) }
 func (s *pass) Condition(t string, cs metav1.ConditionStatus, reason, msg string) bool {
 	return s.condition(t, cs, reason, msg)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -31,16 +28,12 @@ func (r *Reconciler) recordPrice(ctx context.Context, s *pass, zone string) {
 	if r.Prices == nil {
 		return
 	}
-	planID := kinds.StatusPlan.String(s.obj)
-	if planID == "" || zone == "" || !r.Prices.Due(s.obj, planID, zone) {
+	planID := s.st.Plan
+	if planID == "" || zone == "" || !r.Prices.Due(s.st.Price, planID, zone) {
 		return
 	}
 	p := r.Prices.Price(ctx, s.api, r.Plans, s.key, s.org, r.Kind.Provider(s.obj), planID, zone)
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p)
-	if err != nil {
-		return
-	}
-	s.set(func(u *unstructured.Unstructured) { kinds.StatusPrice.Set(u, m) })
+	s.update(func(st *kinds.Status) { st.Price = &p })
 }
 
 // pricePer30Days is "19.50 EUR" for a plan, "" when it cannot be had (for events).

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -215,15 +213,15 @@ func TestStaleAfterRotation(t *testing.T) {
 	if revoked == "" || strings.Contains(revoked, "old") {
 		t.Fatalf("revoked hash %q", revoked)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	if staleAfterRotation(cellar, u, old) {
+	var st kinds.Status
+	if staleAfterRotation(cellar, &st, old) {
 		t.Fatal("no rotation recorded: nothing is stale")
 	}
-	_ = unstructured.SetNestedField(u.Object, revoked, "status", "credentials", "revokedKeyHash")
-	if !staleAfterRotation(cellar, u, old) {
+	st.EnsureCreds().RevokedKeyHash = revoked
+	if !staleAfterRotation(cellar, &st, old) {
 		t.Fatal("a read still showing the revoked key must not be published")
 	}
-	if staleAfterRotation(cellar, u, fresh) {
+	if staleAfterRotation(cellar, &st, fresh) {
 		t.Fatal("the renewed key is not stale")
 	}
 	if revokedKeyHash(kind(t, "PostgreSql"), old) != "" {

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
@@ -295,17 +296,17 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 	if err := r.connect(ctx, s); err != nil {
 		return err
 	}
-	if rotationRequested(s.obj) {
+	if rotationRequested(s.obj, &s.st) {
 		if err := r.rotate(ctx, s); err != nil {
 			return err
 		}
 	}
-	mode, wait := r.plan(ctx, s.obj)
+	mode, wait := r.plan(ctx, s.obj, &s.st)
 	s.mode = mode.String()
 	switch mode {
 	case upToDate:
 		r.check(s) // an edited backup-max-age annotation takes effect now (no call)
-		if rolloutDue(s.obj) {
+		if rolloutDue(&s.st) {
 			return r.rollout(ctx, s)
 		}
 		return stop(ctrl.Result{RequeueAfter: wait})
@@ -379,11 +380,9 @@ const (
 // plan decides how much work a pass needs. upToDate when the spec generation was handled, the
 // add-on is ready, its credentials are published and no periodic refresh is due; refreshDue
 // when only the period elapsed.
-func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (passMode, time.Duration) {
-	addonID := kinds.StatusAddon.String(obj)
-	og := kinds.StatusObservedGeneration.Int64(obj)
+func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured, st *kinds.Status) (passMode, time.Duration) {
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if addonID == "" || og != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || r.due(obj) {
+	if st.Addon == "" || st.ObservedGeneration != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || r.due(obj, st) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -391,7 +390,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured) (
 		return fullPass, 0
 	}
 	if requested := obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt]; requested != "" {
-		if kinds.StatusLastHandledReconcileAt.String(obj) != requested {
+		if st.LastHandledReconcileAt != requested {
 			return refreshDue, 0
 		}
 	}
@@ -443,7 +442,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 		created, createdAt = true, r.now()
 	}
 	src, caps := r.capabilities()
-	s.set(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && !src.ReportsVersion(), sentVersion))
+	s.update(recordAddon(addon, adopted, r.Kind.PublicationFor(s.obj).SecretName, created && !src.ReportsVersion(), sentVersion))
 	if !adopted {
 		r.ensureClaim(s, addon.ID)
 	}
@@ -459,7 +458,7 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 	if created && r.waitable(s, addon, createdAt) && r.board.Busy(s.key, s.org, r.Kind.Lower()) {
 		// Add-ons of this kind created earlier in this organisation are still being
 		// provisioned: this one is too; it waits with them, without reading its env now.
-		return s.pendingFor(pendingMessage(r.Kind, s.obj, addon.ID, addon.ConfigKeys, nil), r.wait(s, addon, createdAt))
+		return s.pendingFor(pendingMessage(r.Kind, &s.st, addon.ID, addon.ConfigKeys, nil), r.wait(s, addon, createdAt))
 	}
 	data, pending, err := r.credentials(ctx, s, addon, created)
 	if err != nil {
@@ -495,19 +494,12 @@ func (r *Reconciler) provision(ctx context.Context, s *pass) error {
 
 // recordAddon records the add-on in status, so later passes use the cheaper GET by id. For
 // an add-on just created (withVersion) it records the version asked for too.
-func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, withVersion bool, version string) func(*unstructured.Unstructured) {
+func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, withVersion bool, version string) func(*kinds.Status) {
 	id, plan := addon.ID, addon.Plan.ID
-	return func(u *unstructured.Unstructured) {
-		if adopted {
-			kinds.StatusAdopted.Set(u, true)
-		} else {
-			kinds.StatusAdopted.Remove(u)
-		}
-		kinds.StatusAddon.Set(u, id)
-		kinds.StatusPlan.Set(u, plan)
-		kinds.StatusSecretName.SetOrRemove(u, secretName)
+	return func(st *kinds.Status) {
+		st.Adopted, st.Addon, st.Plan, st.SecretName = adopted, id, plan, secretName
 		if withVersion && version != "" {
-			kinds.StatusVersion.Set(u, version)
+			st.Version = version
 		}
 	}
 }
@@ -516,7 +508,7 @@ func recordAddon(addon *clevercloud.Addon, adopted bool, secretName string, with
 // ObserveOnly never creates (AddonNotFound), an add-on deleted out of band under the report
 // policy is reported (AddonMissing), and a paused resource waits.
 func (r *Reconciler) mayCreate(s *pass) error {
-	prev := kinds.StatusAddon.String(s.obj)
+	prev := s.st.Addon
 	switch {
 	case s.life.observeOnly:
 		return s.fail(status.ReasonAddonNotFound, fmt.Sprintf("managementPolicy ObserveOnly: no add-on named %s in organisation %s to observe; set spec.addonId", r.Kind.AddonName(string(s.obj.GetUID())), s.org), nil)
@@ -561,7 +553,7 @@ func (r *Reconciler) create(ctx context.Context, s *pass) (*clevercloud.Addon, s
 	if err != nil {
 		return nil, "", s.failSpecOrAPI(err, status.ReasonInvalidSpec, "reading the provider's versions")
 	}
-	if prev := kinds.StatusAddon.String(obj); prev != "" {
+	if prev := s.st.Addon; prev != "" {
 		s.event(corev1.EventTypeWarning, status.EventAddonMissing, fmt.Sprintf("Add-on %s no longer exists at Clever Cloud; creating a new one", prev))
 	}
 	addon, err := api.CreateAddon(ctx, s.org, clevercloud.CreateOpts{
@@ -602,14 +594,14 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	// add-on from status and the binding rules and writes the source Secret again.
 	addonID, realID := src.Annotations[kinds.AnnotationAddonID], src.Annotations[secrets.AnnotationRealID]
 	source, _ := r.capabilities()
-	if addonID == "" || (source.NeedsRealID() && realID == "") || !r.trustedSource(obj, src) {
+	if addonID == "" || (source.NeedsRealID() && realID == "") || !r.trustedSource(&s.st, src) {
 		return nil
 	}
 	if err := r.connect(ctx, s); err != nil {
 		return err
 	}
 	requested := obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt]
-	forced := requested != "" && requested != kinds.StatusLastHandledReconcileAt.String(obj)
+	forced := requested != "" && requested != s.st.LastHandledReconcileAt
 	n := r.countRefresh(obj)
 	read := r.Kind.RefreshReadFor(n)
 	if forced {
@@ -631,14 +623,14 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		case err != nil:
 			return s.failAPI("refreshing the add-on", err)
 		}
-		if !kinds.StatusAdopted.Bool(obj) {
+		if !s.st.Adopted {
 			if err := r.refuseIfManagedElsewhere(s, a); err != nil {
 				return err
 			}
 		}
 		r.observed.Store(obj.GetUID(), r.now())
 		s.set(clearTransient)
-		s.reportDrift(r.addonDrift(obj, a))
+		s.reportDrift(r.addonDrift(obj, &s.st, a))
 		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 	}
 	rd, err := source.Refresh(ctx, s, &clevercloud.Addon{ID: addonID, RealID: realID}, secrets.Strings(src.Data), n, forced)
@@ -657,7 +649,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 	var d *drift
 	if r.Kind.VersionCode != nil {
 		// Operator add-ons report their version in status instead.
-		d = versionDrift(obj, data)
+		d = versionDrift(&s.st, data)
 	}
 	if d != nil && r.sharedPlanApplied(ctx, s) {
 		// Shared (DEV, free) plans run the cluster's version, whatever the spec says: never a
@@ -676,7 +668,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if err := r.adoptLegacySecret(ctx, s); err != nil {
 		return err
 	}
-	data = r.Kind.WithPrivateHost(obj, data)
+	data = r.Kind.WithPrivateHost(obj, s.st.NetworkGroups, data)
 	r.openHandoff(ctx, s)
 	if err := r.writeSource(ctx, s, addonID, realID, data); err != nil {
 		return r.failWrite(ctx, s, err)
@@ -688,7 +680,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
 	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
-		if og := kinds.StatusObservedGeneration.Int64(obj); og == 0 || obj.GetGeneration() == 1 {
+		if og := s.st.ObservedGeneration; og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 	}
@@ -696,13 +688,13 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 	if p.Disabled {
 		msg = fmt.Sprintf("add-on %s is provisioned; no credentials Secret is published (spec.secret.disabled)", addonID)
 	}
-	s.set(published(r.Kind, p, data, s.recorded, obj.GetGeneration(), obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt], r.now()))
+	s.update(published(r.Kind, p, data, s.recorded, obj.GetGeneration(), obj.GetAnnotations()[kinds.AnnotationReconcileRequestedAt], r.now()))
 	if zone, err := r.Kind.Region(obj); err == nil {
 		r.recordPrice(ctx, s, zone)
 	}
 	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
 	s.set(clearTransient)
-	if rolloutDue(obj) {
+	if rolloutDue(&s.st) {
 		return r.rollout(ctx, s)
 	}
 	s.handOff()
@@ -710,7 +702,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 }
 
 // published is the status of a resource whose credentials were just published.
-func published(k *kinds.Kind, p kinds.Publication, data map[string]string, recorded func(*unstructured.Unstructured), gen int64, requested string, now time.Time) func(*unstructured.Unstructured) {
+func published(k *kinds.Kind, p kinds.Publication, data map[string]string, recorded func(*kinds.Status), gen int64, requested string, now time.Time) func(*kinds.Status) {
 	hash := secrets.Hash(data)
 	urls := map[string]string{}
 	for field, env := range k.URLStatus {
@@ -718,25 +710,22 @@ func published(k *kinds.Kind, p kinds.Publication, data map[string]string, recor
 			urls[field] = v
 		}
 	}
-	return func(u *unstructured.Unstructured) {
+	return func(st *kinds.Status) {
 		if recorded != nil {
-			recorded(u) // what the kind's source reads to status (an operator add-on's version)
+			recorded(st) // what the kind's source reads to status (an operator add-on's version)
 		}
 		for field, v := range urls {
-			kinds.StatusField(field).Set(u, v)
+			st.SetURL(field, v)
 		}
-		kinds.StatusSecretName.SetOrRemove(u, p.SecretName)
-		kinds.StatusConfigMapName.SetOrRemove(u, p.ConfigMapName)
+		st.SecretName, st.ConfigMapName, st.Binding = p.SecretName, p.ConfigMapName, nil
 		if p.BindingName != "" {
-			kinds.StatusBindingName.Set(u, p.BindingName)
-		} else {
-			kinds.StatusBinding.Remove(u)
+			st.Binding = &shared.BindingStatus{Name: p.BindingName}
 		}
-		recordCredentials(u, hash, now)
-		kinds.CredRevokedKeyHash.Remove(u)
-		kinds.StatusObservedGeneration.Set(u, gen)
+		recordCredentials(st, hash, now)
+		st.Credentials.RevokedKeyHash = ""
+		st.ObservedGeneration = gen
 		if requested != "" {
-			kinds.StatusLastHandledReconcileAt.Set(u, requested)
+			st.LastHandledReconcileAt = requested
 		}
 	}
 }
@@ -749,8 +738,7 @@ func published(k *kinds.Kind, p kinds.Publication, data map[string]string, recor
 // not create. The name lookup is skipped on a first pass (nothing can carry the name yet).
 func (r *Reconciler) findAddon(ctx context.Context, s *pass) (*clevercloud.Addon, bool, error) {
 	obj, api, org, l := s.obj, s.api, s.org, s.life
-	id := kinds.StatusAddon.String(obj)
-	wasAdopted := kinds.StatusAdopted.Bool(obj)
+	id, wasAdopted := s.st.Addon, s.st.Adopted
 	if id == "" && l.bindID != "" {
 		a, err := api.GetAddon(ctx, org, l.bindID)
 		if err != nil {
@@ -838,7 +826,7 @@ func (r *Reconciler) credentials(ctx context.Context, s *pass, addon *cleverclou
 // pendingMessage says why an add-on's env cannot be published yet ("" when it can): variables
 // announced in its configKeys are missing, or it still shows the key the last rotation
 // revoked.
-func pendingMessage(k *kinds.Kind, obj *unstructured.Unstructured, addonID string, configKeys []string, data map[string]string) string {
+func pendingMessage(k *kinds.Kind, st *kinds.Status, addonID string, configKeys []string, data map[string]string) string {
 	missing := 0
 	for _, key := range configKeys {
 		if _, ok := data[key]; !ok {
@@ -848,7 +836,7 @@ func pendingMessage(k *kinds.Kind, obj *unstructured.Unstructured, addonID strin
 	if missing > 0 {
 		return fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (%d of %d variables published)", addonID, len(configKeys)-missing, len(configKeys))
 	}
-	if staleAfterRotation(k, obj, data) {
+	if staleAfterRotation(k, st, data) {
 		return fmt.Sprintf("waiting for Clever Cloud to publish the renewed credentials of add-on %s (its env still shows the revoked key)", addonID)
 	}
 	return ""
@@ -882,10 +870,10 @@ func (r *Reconciler) check(s *pass) {
 
 // due says whether a capability needs a full pass of obj (an action asked for, memberships
 // not settled).
-func (r *Reconciler) due(obj *unstructured.Unstructured) bool {
+func (r *Reconciler) due(obj *unstructured.Unstructured, st *kinds.Status) bool {
 	_, caps := r.capabilities()
 	for _, c := range caps {
-		if c.Due(obj) {
+		if c.Due(obj, st) {
 			return true
 		}
 	}

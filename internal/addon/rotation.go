@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,22 +32,23 @@ const rolloutPoll = 2 * time.Second
 
 // recordCredentials updates status.credentials for the published data: hash, lastChangedAt
 // when it changed; the first publication is the rollout baseline (nothing to restart).
-func recordCredentials(u *unstructured.Unstructured, hash string, now time.Time) {
-	prev := kinds.CredHash.String(u)
+func recordCredentials(st *kinds.Status, hash string, now time.Time) {
+	c := st.EnsureCreds()
+	prev := c.Hash
 	if prev == hash {
 		return
 	}
-	kinds.CredHash.Set(u, hash)
-	kinds.CredLastChangedAt.Set(u, now.UTC().Format(time.RFC3339))
+	changed := metav1.NewTime(now)
+	c.Hash, c.LastChangedAt = hash, &changed
 	if prev == "" {
-		kinds.CredRolledOutHash.Set(u, hash)
+		c.RolledOutHash = hash
 	}
 }
 
 // rolloutDue says whether the credentials changed since the workloads were last restarted.
-func rolloutDue(obj *unstructured.Unstructured) bool {
-	h := kinds.CredHash.String(obj)
-	return h != "" && h != kinds.CredRolledOutHash.String(obj)
+func rolloutDue(st *kinds.Status) bool {
+	c := st.Creds()
+	return c.Hash != "" && c.Hash != c.RolledOutHash
 }
 
 // rollout restarts the opted-in workloads once the Helm side has published the new
@@ -54,7 +56,7 @@ func rolloutDue(obj *unstructured.Unstructured) bool {
 // Cloud call.
 func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 	obj := s.obj
-	hash := kinds.CredHash.String(obj)
+	hash := s.st.Creds().Hash
 	p := r.Kind.PublicationFor(obj)
 	if !p.Disabled {
 		sec := &corev1.Secret{}
@@ -71,14 +73,14 @@ func (r *Reconciler) rollout(ctx context.Context, s *pass) error {
 			s.event(corev1.EventTypeNormal, status.EventRolloutTriggered, fmt.Sprintf("Credentials in Secret %s changed; restarting %s", p.SecretName, strings.Join(restarted, ", ")))
 		}
 	}
-	s.set(func(u *unstructured.Unstructured) { kinds.CredRolledOutHash.Set(u, hash) })
+	s.update(func(st *kinds.Status) { st.EnsureCreds().RolledOutHash = hash })
 	return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 }
 
 // rotationRequested says whether the rotate-requested-at annotation has a value not acted on.
-func rotationRequested(obj *unstructured.Unstructured) bool {
+func rotationRequested(obj *unstructured.Unstructured, st *kinds.Status) bool {
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	return req != "" && req != kinds.CredLastRotationRequest.String(obj)
+	return req != "" && req != st.Creds().LastRotationRequest
 }
 
 // rotate acts on a rotate-requested-at annotation: for the kinds whose API can regenerate
@@ -92,7 +94,7 @@ func rotationRequested(obj *unstructured.Unstructured) bool {
 func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	obj := s.obj
 	req := obj.GetAnnotations()[AnnotationRotateRequestedAt]
-	record := func() { s.set(func(u *unstructured.Unstructured) { kinds.CredLastRotationRequest.Set(u, req) }) }
+	record := func() { s.update(func(st *kinds.Status) { st.EnsureCreds().LastRotationRequest = req }) }
 	switch {
 	case s.life.paused:
 		return nil // acted on once the resource is resumed
@@ -112,7 +114,7 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 		record()
 		return nil
 	}
-	if !r.trustedSource(obj, src) {
+	if !r.trustedSource(&s.st, src) {
 		// Not as the operator wrote it (edited in the namespace): the full pass writes it
 		// again, and the request, not recorded, is acted on by the pass a second later.
 		s.soon = time.Second
@@ -128,12 +130,16 @@ func (r *Reconciler) rotate(ctx context.Context, s *pass) error {
 	if err := r.Kind.Renew(ctx, s.api, s.org, src.Annotations[secrets.AnnotationRealID]); err != nil {
 		if revoked != "" {
 			// Not renewed: the key in use stays valid and must stay publishable.
-			s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Remove(u) })
+			s.update(func(st *kinds.Status) {
+				if st.Credentials != nil {
+					st.Credentials.RevokedKeyHash = ""
+				}
+			})
 		}
 		return s.failAPI("regenerating the add-on's credentials", err)
 	}
 	if revoked != "" {
-		s.set(func(u *unstructured.Unstructured) { kinds.CredRevokedKeyHash.Set(u, revoked) })
+		s.update(func(st *kinds.Status) { st.EnsureCreds().RevokedKeyHash = revoked })
 	}
 	s.event(corev1.EventTypeNormal, status.EventCredentialsRotated, fmt.Sprintf("Clever Cloud regenerated the credentials of add-on %s (request %q)", src.Annotations[kinds.AnnotationAddonID], req))
 	record()
@@ -163,7 +169,7 @@ func revokedKeyHash(k *kinds.Kind, data map[string]string) string {
 
 // staleAfterRotation says whether data still carries credentials a renewal revoked: such a
 // read is stale and must not be published.
-func staleAfterRotation(k *kinds.Kind, obj *unstructured.Unstructured, data map[string]string) bool {
-	revoked := kinds.CredRevokedKeyHash.String(obj)
+func staleAfterRotation(k *kinds.Kind, st *kinds.Status, data map[string]string) bool {
+	revoked := st.Creds().RevokedKeyHash
 	return revoked != "" && revokedKeyHash(k, data) == revoked
 }

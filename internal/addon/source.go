@@ -80,7 +80,7 @@ func (r *Reconciler) writeSource(ctx context.Context, s *pass, addonID, realID s
 	// An add-on this operator created was announced by AddonCreated, and Ready says when its
 	// credentials are out: one event per new resource. One it bound or found by name says
 	// here where its credentials went.
-	if kinds.StatusAdopted.Bool(obj) {
+	if s.st.Adopted {
 		s.event(corev1.EventTypeNormal, status.EventCredentialsWritten, fmt.Sprintf("Publishing %d credential keys of add-on %s in Secret %s", len(data), addonID, kinds.SecretName(obj)))
 	}
 	return nil
@@ -175,8 +175,8 @@ func toVariables(m map[string]string) []clevercloud.Variable {
 }
 
 // trustedSource says whether src, obj's source Secret, is as the operator wrote it for the
-// add-on obj's status records: its signature verifies and its add-on id is status.addon
+// add-on its status (st) records: its signature verifies and its add-on id is status.addon
 // (status is written by the operator alone). Its ids are used only then.
-func (r *Reconciler) trustedSource(obj *unstructured.Unstructured, src *corev1.Secret) bool {
-	return src.Annotations[kinds.AnnotationAddonID] == kinds.StatusAddon.String(obj) && secrets.Verified(r.ClaimKey, src)
+func (r *Reconciler) trustedSource(st *kinds.Status, src *corev1.Secret) bool {
+	return src.Annotations[kinds.AnnotationAddonID] == st.Addon && secrets.Verified(r.ClaimKey, src)
 }

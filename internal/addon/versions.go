@@ -78,7 +78,7 @@ func matchVersion(k *kinds.Kind, want string, info *clevercloud.ProviderInfo) (s
 // version and encryption Clever Cloud does not take from the spec: no VersionDrift is
 // reported for it.
 func (r *Reconciler) sharedPlanApplied(ctx context.Context, s *pass) bool {
-	planID := kinds.StatusPlan.String(s.obj)
+	planID := s.st.Plan
 	if planID == "" || r.Plans == nil {
 		return false
 	}

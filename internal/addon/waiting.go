@@ -7,7 +7,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
-	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/waits"
 )
 
@@ -25,7 +24,7 @@ func (r *Reconciler) wait(s *pass, addon *clevercloud.Addon, created time.Time) 
 // waiting is the board's waiter for s's resource when a waiting pass may stand for a full
 // one (nil: a full pass).
 func (r *Reconciler) waiting(s *pass) *waits.Waiter {
-	return r.board.Lookup(s.obj, s.key, s.org, s.life.observeOnly || s.life.paused)
+	return r.board.Lookup(s.obj, &s.st, s.key, s.org, s.life.observeOnly || s.life.paused)
 }
 
 // waitPass stands for a full pass while the add-on is being provisioned: no call before its
@@ -47,7 +46,7 @@ func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waits.Waiter) err
 	}
 	r.ensureClaim(s, w.Addon.ID)
 	data := clevercloud.EnvMap(env)
-	if msg := pendingMessage(r.Kind, s.obj, w.Addon.ID, w.Addon.ConfigKeys, data); msg != "" {
+	if msg := pendingMessage(r.Kind, &s.st, w.Addon.ID, w.Addon.ConfigKeys, data); msg != "" {
 		return s.pendingFor(msg, r.board.NotReady(w, now, r.now()))
 	}
 	r.board.Ready(w, r.now())
@@ -59,5 +58,5 @@ func (r *Reconciler) waitPass(ctx context.Context, s *pass, w *waits.Waiter) err
 func (r *Reconciler) waitable(s *pass, addon *clevercloud.Addon, created time.Time) bool {
 	src, _ := r.capabilities()
 	return src.Waited() && len(addon.ConfigKeys) > 0 &&
-		kinds.CredRevokedKeyHash.String(s.obj) == "" && s.now().Sub(created) < waits.MaxAge
+		s.st.Creds().RevokedKeyHash == "" && s.now().Sub(created) < waits.MaxAge
 }

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -82,19 +83,18 @@ func summarize(bs []clevercloud.Backup) backupSummary {
 
 // set writes status.backups. Only these fields are copied: the list's download URLs and
 // commands were never decoded (clevercloud.Backup), and nothing else of it is kept.
-func (b backupSummary) set(u *unstructured.Unstructured) {
-	m := map[string]any{"count": int64(b.count)}
+func (b backupSummary) set(st *kinds.Status) {
+	st.Backups = &shared.BackupsStatus{Count: int32(b.count)}
 	if b.last != nil {
-		last := map[string]any{"time": b.at.UTC().Format(time.RFC3339)}
+		last := &shared.BackupInfo{Time: metav1.NewTime(b.at)}
 		if id := b.last.BackupID; id != "" && len(id) <= 64 {
-			last["id"] = id
+			last.ID = id
 		}
-		if st := b.last.Status; st != "" && len(st) <= 64 {
-			last["status"] = st
+		if s := b.last.Status; s != "" && len(s) <= 64 {
+			last.Status = s
 		}
-		m["last"] = last
+		st.Backups.Last = last
 	}
-	kinds.StatusBackups.Set(u, m)
 }
 
 // staleness decides BackupStale: the newest backup's time (zero: none) against maxAge; a
@@ -115,8 +115,8 @@ func staleness(now, lastAt, created time.Time, maxAge time.Duration) (stale bool
 // a Normal event when it turns False again, a Warning when the maximum age (def: the
 // operator's) is invalid.
 func ReportStale(s step.Pass, def time.Duration) {
-	obj := s.Object()
-	if _, found := kinds.StatusBackups.Value(obj); !found {
+	obj, backups := s.Object(), s.Status().Backups
+	if backups == nil {
 		return
 	}
 	prev, _ := status.Find(status.Conditions(obj), status.TypeBackupStale)
@@ -128,8 +128,8 @@ func ReportStale(s step.Pass, def time.Duration) {
 		return
 	}
 	var lastAt time.Time
-	if v := kinds.StatusBackupsLastTime.String(obj); v != "" {
-		lastAt, _ = time.Parse(time.RFC3339, v)
+	if backups.Last != nil {
+		lastAt = backups.Last.Time.Time
 	}
 	stale, msg := staleness(s.Now(), lastAt, obj.GetCreationTimestamp().Time, maxAge)
 	if stale {
@@ -147,7 +147,7 @@ func ReportStale(s step.Pass, def time.Duration) {
 
 // apply records a backups list in status and re-evaluates BackupStale.
 func apply(s step.Pass, bs []clevercloud.Backup, def time.Duration) {
-	s.Set(summarize(bs).set)
+	s.Update(summarize(bs).set)
 	ReportStale(s, def)
 }
 
@@ -156,7 +156,7 @@ func apply(s step.Pass, bs []clevercloud.Backup, def time.Duration) {
 // never erases backups seen before (a wrong endpoint or a proxy can make every route answer
 // 404; the same rule as for deleted add-ons): status.backups is kept as it was.
 func notFound(s step.Pass, def time.Duration) {
-	if _, found := kinds.StatusBackups.Value(s.Object()); found {
+	if s.Status().Backups != nil {
 		ReportStale(s, def)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 func TestParseMaxAge(t *testing.T) {
@@ -78,7 +79,7 @@ func TestSummarize(t *testing.T) {
 		{"an over-long id is left out", []clevercloud.Backup{{BackupID: strings.Repeat("x", 65), CreationDate: "2026-11-24T03:00:00Z"}}, `{"count":1,"last":{"time":"2026-11-24T03:00:00Z"}}`},
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
-		summarize(tc.bs).set(u)
+		kinds.Change(u, summarize(tc.bs).set)
 		got, _ := json.Marshal(u.Object["status"].(map[string]any)["backups"])
 		if string(got) != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

@@ -10,8 +10,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
@@ -192,15 +190,10 @@ func setAmounts(p *shared.PriceStatus, hourly float64, currency, source string) 
 	p.Currency, p.Source = currency, source
 }
 
-// Due says whether a resource's status.price should be looked up again: none yet, the
+// Due says whether a resource's status.price (p) should be looked up again: none yet, the
 // plan or zone changed, or older than the cache's TTL.
-func (c *PriceCache) Due(obj *unstructured.Unstructured, planID, zone string) bool {
-	m, ok := kinds.StatusPrice.Map(obj)
-	if !ok {
-		return true
-	}
-	var p shared.PriceStatus
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &p) != nil || p.CheckedAt == nil {
+func (c *PriceCache) Due(p *shared.PriceStatus, planID, zone string) bool {
+	if p == nil || p.CheckedAt == nil {
 		return true
 	}
 	life := c.ttl()

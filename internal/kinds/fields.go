@@ -7,11 +7,11 @@ import (
 	"github.com/clever-operator/clever-operator/api/shared"
 )
 
-// Typed access to the fields of a resource (as Cluster API's internal/contract): every field
-// name the engine reads or writes is a path below, and this is the only file of the engine
-// that reaches into an unstructured object by path. The resources stay unstructured (both
-// controllers share one unstructured cache; see docs/design.md), but the rest of the engine
-// speaks in these typed accessors.
+// Typed access to the spec of a resource (as Cluster API's internal/contract): every spec
+// field the engine reads is a path below, and this is the only file of the engine that
+// reaches into an unstructured object's spec by path (status.go is the one for its status).
+// The resources stay unstructured (both controllers share one unstructured cache; see
+// docs/design.md), but the rest of the engine speaks in these typed accessors.
 
 // path is the location of one field of a resource.
 type Path []string
@@ -39,40 +39,6 @@ var (
 	SpecCredentialsRefKind = Path{"spec", "credentialsRef", "kind"}
 	SpecCredentialsRefName = Path{"spec", "credentialsRef", "name"}
 )
-
-// Status fields the engine owns (internal/hybrid keeps them through the Helm side's writes).
-var (
-	StatusAddon                  = Path{"status", "addon"}
-	StatusPlan                   = Path{"status", "plan"}
-	StatusSecretName             = Path{"status", "secretName"}
-	StatusConfigMapName          = Path{"status", "configMapName"}
-	StatusBinding                = Path{"status", "binding"}
-	StatusBindingName            = Path{"status", "binding", "name"}
-	StatusAdopted                = Path{"status", "adopted"}
-	StatusVersion                = Path{"status", "version"}
-	StatusObservedGeneration     = Path{"status", "observedGeneration"}
-	StatusLastHandledReconcileAt = Path{"status", "lastHandledReconcileAt"}
-	StatusMigration              = Path{"status", "migration"}
-	StatusAccessURL              = Path{"status", "accessUrl"}
-	StatusAvailableVersions      = Path{"status", "availableVersions"}
-	StatusLastVersionUpdate      = Path{"status", "lastVersionUpdate"}
-	StatusLastHandledRebootAt    = Path{"status", "lastHandledRebootAt"}
-	StatusLastHandledRebuildAt   = Path{"status", "lastHandledRebuildAt"}
-	StatusBackups                = Path{"status", "backups"}
-	StatusBackupsLastTime        = Path{"status", "backups", "last", "time"}
-	StatusPrice                  = Path{"status", "price"}
-	StatusPriceHourly            = Path{"status", "price", "hourly"}
-	StatusPriceCurrency          = Path{"status", "price", "currency"}
-
-	CredHash                = Path{"status", "credentials", "hash"}
-	CredLastChangedAt       = Path{"status", "credentials", "lastChangedAt"}
-	CredRolledOutHash       = Path{"status", "credentials", "rolledOutHash"}
-	CredLastRotationRequest = Path{"status", "credentials", "lastRotationRequest"}
-	CredRevokedKeyHash      = Path{"status", "credentials", "revokedKeyHash"}
-)
-
-// StatusField is a top-level status field by its JSON name (the kinds' URL fields).
-func StatusField(name string) Path { return Path{"status", name} }
 
 func (p Path) String(u *unstructured.Unstructured) string {
 	v, _, _ := unstructured.NestedString(u.Object, p...)
@@ -134,23 +100,4 @@ func SecretSpecOf(u *unstructured.Unstructured) shared.SecretSpec {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &s)
 	}
 	return s
-}
-
-// MigrationOf decodes status.migration into the shared API type.
-func MigrationOf(u *unstructured.Unstructured) (shared.MigrationStatus, bool) {
-	var m shared.MigrationStatus
-	raw, found := StatusMigration.Map(u)
-	if !found {
-		return m, false
-	}
-	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &m)
-	return m, true
-}
-
-// SetMigration encodes m as status.migration.
-func SetMigration(u *unstructured.Unstructured, m shared.MigrationStatus) {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
-	if err == nil {
-		StatusMigration.Set(u, raw)
-	}
 }

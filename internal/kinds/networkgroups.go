@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
@@ -34,51 +33,22 @@ func (k *Kind) JoinsNetworkGroups() bool {
 	return k.Generic || PrivateHostKey(k.ProviderID) != ""
 }
 
-var (
-	SpecNetworkGroups   = Path{"spec", "networkGroups"}
-	StatusNetworkGroups = Path{"status", "networkGroups"}
-)
+var SpecNetworkGroups = Path{"spec", "networkGroups"}
 
 func WantedGroups(u *unstructured.Unstructured) []string {
 	v, _, _ := unstructured.NestedStringSlice(u.Object, SpecNetworkGroups...)
 	return v
 }
 
-func Memberships(u *unstructured.Unstructured) []shared.NetworkGroupMembership {
-	raw, _, _ := unstructured.NestedSlice(u.Object, StatusNetworkGroups...)
-	out := make([]shared.NetworkGroupMembership, 0, len(raw))
-	for _, r := range raw {
-		var m shared.NetworkGroupMembership
-		if obj, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func SetMemberships(u *unstructured.Unstructured, ms []shared.NetworkGroupMembership) {
-	if len(ms) == 0 {
-		StatusNetworkGroups.Remove(u)
-		return
-	}
-	raw := make([]any, 0, len(ms))
-	for i := range ms {
-		if obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ms[i]); err == nil {
-			raw = append(raw, obj)
-		}
-	}
-	_ = unstructured.SetNestedSlice(u.Object, raw, StatusNetworkGroups...)
-}
-
 // WithPrivateHost returns data (a copy when it adds or drops the key) with the private host
-// of the first group of spec.networkGroups the add-on is a member of.
-func (k *Kind) WithPrivateHost(u *unstructured.Unstructured, data map[string]string) map[string]string {
+// of the first group of spec.networkGroups the add-on is a member of (have: its memberships,
+// status.networkGroups).
+func (k *Kind) WithPrivateHost(u *unstructured.Unstructured, have []shared.NetworkGroupMembership, data map[string]string) map[string]string {
 	key := PrivateHostKey(k.Provider(u))
 	if key == "" {
 		return data
 	}
 	host := ""
-	have := Memberships(u)
 	for _, ref := range WantedGroups(u) {
 		if i := slices.IndexFunc(have, func(m shared.NetworkGroupMembership) bool { return m.Ref == ref && m.PrivateHost != "" }); i >= 0 {
 			host = have[i].PrivateHost

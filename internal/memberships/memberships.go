@@ -49,8 +49,8 @@ type API interface {
 
 // Pending says whether the memberships need a full pass: the spec asks for
 // other groups than status holds, or the last attempt did not end with every one joined.
-func Pending(u *unstructured.Unstructured) bool {
-	want, have := kinds.WantedGroups(u), kinds.Memberships(u)
+func Pending(u *unstructured.Unstructured, st *kinds.Status) bool {
+	want, have := kinds.WantedGroups(u), st.NetworkGroups
 	if len(want) == 0 && len(have) == 0 {
 		return false
 	}
@@ -83,7 +83,7 @@ func sameSet(a, b []string) bool {
 // (0: nothing pending).
 func (y *Syncer) sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon) time.Duration {
 	obj := s.Object()
-	want, have := kinds.WantedGroups(obj), kinds.Memberships(obj)
+	want, have := kinds.WantedGroups(obj), slices.Clone(s.Status().NetworkGroups)
 	if len(want) == 0 && len(have) == 0 {
 		if _, ok := status.Find(status.Conditions(obj), status.TypeNetworkGroups); ok {
 			s.RemoveCondition(status.TypeNetworkGroups)
@@ -176,7 +176,7 @@ func (y *Syncer) sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon
 		}
 		s.Event(corev1.EventTypeNormal, status.EventNetworkGroupLeft, fmt.Sprintf("Removed %s from Network Group %s", m.Member, m.ID))
 	}
-	s.Set(func(u *unstructured.Unstructured) { kinds.SetMemberships(u, out) })
+	s.Update(func(st *kinds.Status) { st.NetworkGroups = slices.Clone(out) })
 	if y.Changed != nil {
 		for _, ref := range changedRefs(have, out) {
 			if !strings.HasPrefix(ref, "ng_") {
@@ -285,7 +285,7 @@ func Resolve(ctx context.Context, c client.Client, s step.Pass, ref string) (id,
 		return "", status.ReasonNetworkGroupNotFound, fmt.Sprintf("NetworkGroup %s is in organisation %s, the add-on in %s: a group only takes members of its organisation", ref, org, s.Org())
 	}
 	ready, _ := status.Find(status.Conditions(ng), status.TypeReady)
-	id = kinds.Path{"status", "id"}.String(ng)
+	id = kinds.NetworkGroupID(ng)
 	if ready.Status != string(metav1.ConditionTrue) || id == "" || ng.GetDeletionTimestamp() != nil {
 		return "", status.ReasonNetworkGroupNotReady, fmt.Sprintf("NetworkGroup %s is not Ready yet", ref)
 	}
@@ -299,7 +299,7 @@ func Leave(ctx context.Context, s step.Pass, api credentials.API) error {
 	if !ok {
 		return nil
 	}
-	for _, m := range kinds.Memberships(s.Object()) {
+	for _, m := range s.Status().NetworkGroups {
 		if err := nga.RemoveNetworkGroupMember(ctx, s.Org(), m.ID, m.Member); err != nil && !clevercloud.IsNotFound(err) {
 			return fmt.Errorf("leaving Network Group %s: %w", m.ID, err)
 		}
@@ -354,7 +354,9 @@ func (y *Syncer) Watch(k *kinds.Kind) (client.Object, handler.MapFunc) {
 }
 
 // Due: the memberships are pending (Pending).
-func (y *Syncer) Due(obj *unstructured.Unstructured) bool { return Pending(obj) }
+func (y *Syncer) Due(obj *unstructured.Unstructured, st *kinds.Status) bool {
+	return Pending(obj, st)
+}
 
 // Provisioned syncs the memberships (Sync).
 func (y *Syncer) Provisioned(ctx context.Context, s step.Pass, addon *clevercloud.Addon) time.Duration {
@@ -362,8 +364,8 @@ func (y *Syncer) Provisioned(ctx context.Context, s step.Pass, addon *cleverclou
 }
 
 // Soon: pending memberships, not synced by this pass, are synced by a full pass in a second.
-func (y *Syncer) Soon(obj *unstructured.Unstructured) time.Duration {
-	if Pending(obj) {
+func (y *Syncer) Soon(obj *unstructured.Unstructured, st *kinds.Status) time.Duration {
+	if Pending(obj, st) {
 		return time.Second
 	}
 	return 0

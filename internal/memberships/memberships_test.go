@@ -42,7 +42,8 @@ func TestNetworkGroupsPending(t *testing.T) {
 		{"entry replaced", ngObject([]any{"b"}, []any{membership("a", "ng_1", "h")}, "True"), true},
 		{"unknown group reported", ngObject([]any{"a"}, nil, "False"), true},
 	} {
-		if got := Pending(tc.u); got != tc.pending {
+		st := kinds.StatusOf(tc.u)
+		if got := Pending(tc.u, &st); got != tc.pending {
 			t.Errorf("%s: pending = %v, want %v", tc.name, got, tc.pending)
 		}
 	}
@@ -63,7 +64,7 @@ func TestWithPrivateHost(t *testing.T) {
 		{"no membership", pg, ngObject(nil, nil, ""), "POSTGRESQL_ADDON_PRIVATE_HOST", ""},
 		{"kind that cannot join", mb, joined, "METABASE_PRIVATE_HOST", ""},
 	} {
-		out := tc.k.WithPrivateHost(tc.u, data)
+		out := withPrivateHost(tc.k, tc.u, data)
 		if out[tc.key] != tc.want {
 			t.Errorf("%s: %s = %q, want %q", tc.name, tc.key, out[tc.key], tc.want)
 		}
@@ -77,7 +78,7 @@ func TestWithPrivateHost(t *testing.T) {
 	// The generic kind takes the provider from spec.providerId.
 	u := ngObject([]any{"a"}, []any{membership("a", "ng_1", "r.host")}, "True")
 	u.Object["spec"].(map[string]any)["providerId"] = "redis-addon"
-	if got := generic.WithPrivateHost(u, map[string]string{})["REDIS_PRIVATE_HOST"]; got != "r.host" {
+	if got := withPrivateHost(generic, u, map[string]string{})["REDIS_PRIVATE_HOST"]; got != "r.host" {
 		t.Errorf("generic Addon of redis-addon: REDIS_PRIVATE_HOST = %q", got)
 	}
 	if kinds.PrivateHostKey("es-addon") != "ES_ADDON_PRIVATE_HOST" || kinds.PrivateHostKey("azimutt") != "" {
@@ -85,16 +86,16 @@ func TestWithPrivateHost(t *testing.T) {
 	}
 	// Only the group listed first in spec.networkGroups counts, whatever status's order.
 	reordered := ngObject([]any{"b", "a"}, []any{membership("a", "ng_1", "first.host"), membership("b", "ng_2", "second.host")}, "True")
-	if got := pg.WithPrivateHost(reordered, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
+	if got := withPrivateHost(pg, reordered, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
 		t.Errorf("spec order: %q", got)
 	}
 	// A join Clever Cloud has not finished has no host yet: the next group's is published.
 	joining := ngObject([]any{"a", "b"}, []any{membership("a", "ng_1", ""), membership("b", "ng_2", "second.host")}, "False")
-	if got := pg.WithPrivateHost(joining, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
+	if got := withPrivateHost(pg, joining, map[string]string{})["POSTGRESQL_ADDON_PRIVATE_HOST"]; got != "second.host" {
 		t.Errorf("joining: %q", got)
 	}
 	// The key a previous pass published goes when the membership goes.
-	if _, ok := pg.WithPrivateHost(ngObject(nil, nil, ""), map[string]string{"POSTGRESQL_ADDON_PRIVATE_HOST": "old"})["POSTGRESQL_ADDON_PRIVATE_HOST"]; ok {
+	if _, ok := withPrivateHost(pg, ngObject(nil, nil, ""), map[string]string{"POSTGRESQL_ADDON_PRIVATE_HOST": "old"})["POSTGRESQL_ADDON_PRIVATE_HOST"]; ok {
 		t.Error("a stale private host is kept")
 	}
 }
@@ -120,4 +121,9 @@ func TestChangedRefs(t *testing.T) {
 	if got := changedRefs(a, a); len(got) != 0 {
 		t.Errorf("no change: %v", got)
 	}
+}
+
+// withPrivateHost is k.WithPrivateHost with u's memberships.
+func withPrivateHost(k *kinds.Kind, u *unstructured.Unstructured, data map[string]string) map[string]string {
+	return k.WithPrivateHost(u, kinds.StatusOf(u).NetworkGroups, data)
 }

@@ -131,9 +131,10 @@ func (c *resourcesCollector) Collect(ch chan<- prometheus.Metric) {
 				counts[r.Status]++
 			}
 			if ok && r.Status == "True" {
-				cur := kinds.StatusPriceCurrency.String(&list.Items[i])
-				if h, err := strconv.ParseFloat(kinds.StatusPriceHourly.String(&list.Items[i]), 64); err == nil && cur != "" {
-					prices[priceKey{list.Items[i].GetNamespace(), cur}] += h
+				if p := kinds.StatusOf(&list.Items[i]).Price; p != nil && p.Currency != "" {
+					if h, err := strconv.ParseFloat(p.Hourly, 64); err == nil {
+						prices[priceKey{list.Items[i].GetNamespace(), p.Currency}] += h
+					}
 				}
 			}
 		}

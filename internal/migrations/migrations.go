@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/api/shared"
@@ -42,8 +41,8 @@ type State = shared.MigrationStatus
 
 // CurrentVersion is the add-on's version: as recorded in status, else from its env (every
 // migratable kind publishes a *_VERSION variable; the first in name order is used).
-func CurrentVersion(obj *unstructured.Unstructured, env map[string]string) string {
-	if v := kinds.StatusVersion.String(obj); v != "" {
+func CurrentVersion(st *kinds.Status, env map[string]string) string {
+	if v := st.Version; v != "" {
 		return v
 	}
 	return EnvVersion(env)
@@ -104,7 +103,11 @@ func Choose(addon *clevercloud.Addon, version string, want Target, last *State, 
 // started; the old add-on keeps serving, so Ready is untouched.
 func Migrate(ctx context.Context, s step.Pass, e Engine, addon *clevercloud.Addon) error {
 	obj, api, org, k := s.Object(), s.API(), s.Org(), s.Kind()
-	last, hasLast := kinds.MigrationOf(obj)
+	var last State
+	hasLast := s.Status().Migration != nil
+	if hasLast {
+		last = *s.Status().Migration
+	}
 	if hasLast && (last.Status == clevercloud.MigrationRunning || last.Status == clevercloud.MigrationRecovering) {
 		return poll(ctx, s, addon, last)
 	}
@@ -134,7 +137,7 @@ func Migrate(ctx context.Context, s step.Pass, e Engine, addon *clevercloud.Addo
 	if hasLast {
 		lastp = &last
 	}
-	choice, want := Choose(addon, CurrentVersion(obj, clevercloud.EnvMap(env)), Target{planID, region, opts.Version}, lastp, obj.GetGeneration(), s.Paused())
+	choice, want := Choose(addon, CurrentVersion(s.Status(), clevercloud.EnvMap(env)), Target{planID, region, opts.Version}, lastp, obj.GetGeneration(), s.Paused())
 	target := want.String()
 	switch choice {
 	case None, Failed:
@@ -222,10 +225,10 @@ func after(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 	*addon = *fresh
 	opts, _ := s.Kind().Options(s.Object())
 	plan := fresh.Plan.ID
-	s.Set(func(u *unstructured.Unstructured) {
-		kinds.StatusPlan.Set(u, plan)
+	s.Update(func(st *kinds.Status) {
+		st.Plan = plan
 		if opts.Version != "" {
-			kinds.StatusVersion.Set(u, opts.Version)
+			st.Version = opts.Version
 		}
 	})
 	return nil
@@ -234,7 +237,10 @@ func after(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 // report records st and the Migrating condition, with an event (eventReason, when
 // set) if the condition's reason or message changed.
 func report(s step.Pass, st State, cs metav1.ConditionStatus, reason, msg, eventType, eventReason string) {
-	s.Set(func(u *unstructured.Unstructured) { kinds.SetMigration(u, st) })
+	s.Update(func(cur *kinds.Status) {
+		m := st
+		cur.Migration = &m
+	})
 	if s.Condition(status.TypeMigrating, cs, reason, msg) && eventReason != "" {
 		s.Event(eventType, eventReason, msg)
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
@@ -95,37 +96,34 @@ func Refresh(ctx context.Context, s step.Pass, addonID, realID string, prev map[
 }
 
 // SetStatus records the non-secret facts of a v4 answer (nil: nothing to record).
-func SetStatus(u *unstructured.Unstructured, info *clevercloud.OperatorInfo) {
+func SetStatus(st *kinds.Status, info *clevercloud.OperatorInfo) {
 	if info == nil {
 		return
 	}
-	kinds.StatusVersion.SetOrRemove(u, info.Version)
-	kinds.StatusAccessURL.SetOrRemove(u, info.AccessURL)
-	if len(info.AvailableVersions) > 0 {
-		kinds.StatusAvailableVersions.Set(u, info.AvailableVersions)
-	} else {
-		kinds.StatusAvailableVersions.Remove(u)
+	st.Version, st.AccessURL, st.AvailableVersions = info.Version, info.AccessURL, nil
+	for _, v := range info.AvailableVersions {
+		st.AvailableVersions = append(st.AvailableVersions, shared.OfferedVersion(v))
 	}
 }
 
 // operatorAction is a restart an annotation asks for, once per value.
 type operatorAction struct {
 	annotation string
-	handled    kinds.Path // where the value acted on is recorded
+	handled    func(*kinds.Status) *string // where the value acted on is recorded
 	event      string
 	verb       string
 	call       func(credentials.API) func(context.Context, string, string) error
 }
 
 var operatorActionList = []operatorAction{
-	{AnnotationRebootRequestedAt, kinds.StatusLastHandledRebootAt, status.EventAddonRebooted, "reboot", func(a credentials.API) func(context.Context, string, string) error { return a.RebootOperator }},
-	{AnnotationRebuildRequestedAt, kinds.StatusLastHandledRebuildAt, status.EventAddonRebuilt, "rebuild", func(a credentials.API) func(context.Context, string, string) error { return a.RebuildOperator }},
+	{AnnotationRebootRequestedAt, func(st *kinds.Status) *string { return &st.LastHandledRebootAt }, status.EventAddonRebooted, "reboot", func(a credentials.API) func(context.Context, string, string) error { return a.RebootOperator }},
+	{AnnotationRebuildRequestedAt, func(st *kinds.Status) *string { return &st.LastHandledRebuildAt }, status.EventAddonRebuilt, "rebuild", func(a credentials.API) func(context.Context, string, string) error { return a.RebuildOperator }},
 }
 
 // requested is the annotation's value not acted on yet ("" when none).
-func (a operatorAction) requested(obj *unstructured.Unstructured) string {
+func (a operatorAction) requested(obj *unstructured.Unstructured, st *kinds.Status) string {
 	req := obj.GetAnnotations()[a.annotation]
-	if req == "" || a.handled.String(obj) == req {
+	if req == "" || *a.handled(st) == req {
 		return ""
 	}
 	return req
@@ -133,9 +131,9 @@ func (a operatorAction) requested(obj *unstructured.Unstructured) string {
 
 // ActionsPending says whether a reboot/rebuild annotation asks for something not done
 // yet (the pass then goes to the API even when nothing else changed).
-func ActionsPending(obj *unstructured.Unstructured) bool {
+func ActionsPending(obj *unstructured.Unstructured, st *kinds.Status) bool {
 	for _, act := range operatorActionList {
-		if act.requested(obj) != "" {
+		if act.requested(obj, st) != "" {
 			return true
 		}
 	}
@@ -148,7 +146,7 @@ func ActionsPending(obj *unstructured.Unstructured) bool {
 func Act(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 	obj, api, k := s.Object(), s.API(), s.Kind()
 	for _, act := range operatorActionList {
-		req := act.requested(obj)
+		req := act.requested(obj, s.Status())
 		if req == "" {
 			continue
 		}
@@ -157,7 +155,7 @@ func Act(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 		}
 		s.Event(corev1.EventTypeNormal, act.event, fmt.Sprintf("Clever Cloud was asked to %s add-on %s (annotation %s=%q)", act.verb, addon.ID, act.annotation, req))
 		handled := act.handled
-		s.Set(func(u *unstructured.Unstructured) { handled.Set(u, req) })
+		s.Update(func(st *kinds.Status) { *handled(st) = req })
 	}
 	want := kinds.SpecVersion.String(obj)
 	if want == "" {
@@ -175,7 +173,7 @@ func Act(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 		return nil
 	}
 	target := fmt.Sprintf("%s@%d", want, obj.GetGeneration())
-	if kinds.StatusLastVersionUpdate.String(obj) == target {
+	if s.Status().LastVersionUpdate == target {
 		return nil // asked already for this generation; wait for it
 	}
 	allowed := slices.Clone(info.AvailableVersions)
@@ -214,10 +212,7 @@ func Act(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
 		info.Version = updated.Version
 	}
 	version := info.Version
-	s.Set(func(u *unstructured.Unstructured) {
-		kinds.StatusLastVersionUpdate.Set(u, target)
-		kinds.StatusVersion.Set(u, version)
-	})
+	s.Update(func(st *kinds.Status) { st.LastVersionUpdate, st.Version = target, version })
 	s.Condition(status.TypeVersionUpdate, metav1.ConditionTrue, status.ReasonVersionUpdated, fmt.Sprintf("version update from %s to %s requested", version, want))
 	return nil
 }
@@ -236,7 +231,9 @@ func versionCondition(s step.Pass, cs metav1.ConditionStatus, reason, msg, event
 type Capability struct{ step.Hooks }
 
 // Due: a reboot or rebuild annotation asks for something not done yet.
-func (Capability) Due(obj *unstructured.Unstructured) bool { return ActionsPending(obj) }
+func (Capability) Due(obj *unstructured.Unstructured, st *kinds.Status) bool {
+	return ActionsPending(obj, st)
+}
 
 // Existing acts on the annotations and on spec.version (Act).
 func (Capability) Existing(ctx context.Context, s step.Pass, addon *clevercloud.Addon) error {
@@ -271,7 +268,7 @@ func (Source) ReportsVersion() bool { return true }
 func read(data map[string]string, pending string, info *clevercloud.OperatorInfo) step.Read {
 	r := step.Read{Data: data, Pending: pending}
 	if info != nil {
-		r.Status = func(u *unstructured.Unstructured) { SetStatus(u, info) }
+		r.Status = func(st *kinds.Status) { SetStatus(st, info) }
 	}
 	return r
 }

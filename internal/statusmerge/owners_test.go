@@ -1,87 +1,74 @@
 package statusmerge
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
+	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/clever-operator/clever-operator/api/v1"
+	"github.com/clever-operator/clever-operator/api/v1alpha1"
+	"github.com/clever-operator/clever-operator/api/v1beta1"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 // TestEngineOwnedFieldsComeFromTheTypes: the fields the Helm side keeps from the engine are
-// every status field of the kinds' Go types but Helm's own, and they include every status
-// field the engine writes (the paths of internal/kinds): a field the engine writes
-// that no type declares would be erased by the Helm side's writes (and pruned by the CRD).
+// every field of kinds.Status but Helm's own, and kinds.Status is exactly the union of the
+// add-on kinds' status types in api/: a field a kind's type declares that kinds.Status lacks
+// would never be read or written by the engine, and one kinds.Status has that no kind
+// declares would be pruned by the CRD.
 func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 	for _, f := range HelmFields {
 		if slices.Contains(EngineFields, f) {
 			t.Errorf("EngineFields holds %q, which the Helm reconciler writes", f)
 		}
 	}
-	written := engineWrittenFields(t)
-	if len(written) < 15 {
-		t.Fatalf("found %d status fields in internal/kinds/fields.go", len(written))
+	if !slices.Equal(slices.Sorted(slices.Values(HelmFields)), slices.Sorted(slices.Values(kinds.NotEncoded))) {
+		t.Errorf("kinds.Status leaves %v alone, the Helm side writes %v", kinds.NotEncoded, HelmFields)
 	}
-	for _, f := range written {
-		if !slices.Contains(EngineFields, f) {
-			t.Errorf("the engine writes status.%s (internal/kinds), which no kind's status type declares", f)
+	union := map[string][]string{} // field: the kinds declaring it
+	for _, k := range kinds.Kinds {
+		for _, f := range kinds.JSONFields(statusType(t, k)) {
+			union[f] = append(union[f], k.GVK.Kind)
+			if !slices.Contains(kinds.StatusFields(), f) {
+				t.Errorf("%s's status declares %q, which kinds.Status lacks", k.GVK.Kind, f)
+			}
+		}
+	}
+	for _, f := range kinds.StatusFields() {
+		if union[f] == nil {
+			t.Errorf("kinds.Status has %q, which no add-on kind's status type declares", f)
 		}
 	}
 	// The kinds' own fields are found too, beyond CommonStatus: a URL, the operator add-ons'
 	// facts, the memberships of Network Groups.
-	for _, f := range []string{"url", "admin_url", "accessUrl", "networkGroups", "backups"} {
+	for _, f := range []string{"url", "admin_url", "accessUrl", "networkGroups", "backups", "credentials", "price"} {
 		if !slices.Contains(EngineFields, f) {
 			t.Errorf("EngineFields lacks %q", f)
 		}
 	}
-	// A kind with a field of its own adds it: the derivation reads each kind's type.
-	if fs := statusFields([]kinds.Kind{*kinds.MustNamed("Keycloak")}, HelmFields); !slices.Contains(fs, "admin_url") {
-		t.Errorf("Keycloak's status fields %v lack admin_url", fs)
+	if !slices.Equal(union["admin_url"], []string{"Keycloak"}) {
+		t.Errorf("admin_url is declared by %v", union["admin_url"])
 	}
 }
 
-// engineWrittenFields are the top-level status fields named by the Path literals of
-// internal/kinds (Path{"status", "<field>", …}).
-func engineWrittenFields(t *testing.T) []string {
+// statusType is the Go type of kind k's status, from api/.
+func statusType(t *testing.T, k kinds.Kind) reflect.Type {
 	t.Helper()
-	files, err := filepath.Glob("../kinds/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{v1.AddToScheme, v1alpha1.AddToScheme, v1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.CompositeLit)
-			if !ok || len(lit.Elts) < 2 {
-				return true
-			}
-			if id, ok := lit.Type.(*ast.Ident); !ok || id.Name != "Path" {
-				return true
-			}
-			first, ok1 := lit.Elts[0].(*ast.BasicLit)
-			second, ok2 := lit.Elts[1].(*ast.BasicLit)
-			if !ok1 || !ok2 {
-				return true
-			}
-			if s, _ := strconv.Unquote(first.Value); s == "status" {
-				if name, _ := strconv.Unquote(second.Value); name != "conditions" && !slices.Contains(out, name) {
-					out = append(out, name)
-				}
-			}
-			return true
-		})
 	}
-	return out
+	obj, err := scheme.New(k.GVK)
+	if err != nil {
+		t.Fatalf("kind %s has no Go type in api/: %v", k.GVK, err)
+	}
+	f, ok := reflect.TypeOf(obj).Elem().FieldByName("Status")
+	if !ok {
+		t.Fatalf("kind %s has no Status field", k.GVK)
+	}
+	return f.Type
 }

@@ -21,9 +21,9 @@ type Capability interface {
 	// Watch is what else wakes the kind's resources (k): objects of another kind, and the
 	// resources one of them wakes (nil: nothing).
 	Watch(k *kinds.Kind) (client.Object, handler.MapFunc)
-	// Due says whether obj needs a full pass though its generation was handled and it is
-	// Ready (an action asked for by annotation, memberships not settled).
-	Due(obj *unstructured.Unstructured) bool
+	// Due says whether obj (of status st) needs a full pass though its generation was handled
+	// and it is Ready (an action asked for by annotation, memberships not settled).
+	Due(obj *unstructured.Unstructured, st *kinds.Status) bool
 	// Check re-evaluates from status, without a call, what the capability reports, in the
 	// passes that read nothing of it (nothing due at Clever Cloud, a refresh reading
 	// something else).
@@ -39,14 +39,14 @@ type Capability interface {
 	Provisioned(ctx context.Context, s Pass, addon *clevercloud.Addon) (soon time.Duration)
 	// Soon is when the next pass should run (0: at the resync) after a pass that did not run
 	// Provisioned (a wait or a refresh).
-	Soon(obj *unstructured.Unstructured) time.Duration
+	Soon(obj *unstructured.Unstructured, st *kinds.Status) time.Duration
 }
 
 // Hooks is the Capability that does nothing at every hook point: capabilities embed it.
 type Hooks struct{}
 
 func (Hooks) Watch(*kinds.Kind) (client.Object, handler.MapFunc) { return nil, nil }
-func (Hooks) Due(*unstructured.Unstructured) bool                { return false }
+func (Hooks) Due(*unstructured.Unstructured, *kinds.Status) bool { return false }
 func (Hooks) Check(Pass)                                         {}
 func (Hooks) Refresh(context.Context, Pass, kinds.RefreshRead, string) (bool, error) {
 	return false, nil
@@ -55,7 +55,7 @@ func (Hooks) Existing(context.Context, Pass, *clevercloud.Addon) error { return 
 func (Hooks) Provisioned(context.Context, Pass, *clevercloud.Addon) time.Duration {
 	return 0
 }
-func (Hooks) Soon(*unstructured.Unstructured) time.Duration { return 0 }
+func (Hooks) Soon(*unstructured.Unstructured, *kinds.Status) time.Duration { return 0 }
 
 // Source is where a kind's Secret data comes from, one per kind: the add-on's env (the
 // engine's own), an operator add-on's v4 answer, a configuration provider's variables.
@@ -80,5 +80,5 @@ type Source interface {
 type Read struct {
 	Data    map[string]string
 	Pending string
-	Status  func(*unstructured.Unstructured)
+	Status  func(*kinds.Status)
 }

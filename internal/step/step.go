@@ -22,11 +22,13 @@ import (
 type Pass interface {
 	// Kind is the resource's row in the table of kinds.
 	Kind() *kinds.Kind
-	// Object is the working copy, with every change made so far; Snapshot the resource as
-	// the pass read it.
+	// Object is the working copy, with every condition change made so far; Snapshot the
+	// resource as the pass read it. Status is its status, decoded once, with every change
+	// made so far; Update changes it.
 	Object() *unstructured.Unstructured
 	Snapshot() *unstructured.Unstructured
-	Set(change func(*unstructured.Unstructured))
+	Status() *kinds.Status
+	Update(change func(*kinds.Status))
 	// Condition sets a condition and reports whether its reason or message changed (an
 	// event is worth recording only then).
 	Condition(t string, cs metav1.ConditionStatus, reason, msg string) (changed bool)

@@ -353,11 +353,11 @@ func (b *Board) Busy(credKey, org, kind string) bool {
 	return g != nil && len(g.members) > 0
 }
 
-// Lookup is the waiter of obj, when a waiting pass may stand for a full one: same add-on in
+// Lookup is the waiter of obj (of status st), when a waiting pass may stand for a full one: same add-on in
 // status, still Provisioning, same generation, annotations and credentials (credKey, org),
 // and not frozen (observe-only or paused: such a resource gets full passes). A waiter that
 // no longer matches is dropped.
-func (b *Board) Lookup(obj *unstructured.Unstructured, credKey, org string, frozen bool) *Waiter {
+func (b *Board) Lookup(obj *unstructured.Unstructured, st *kinds.Status, credKey, org string, frozen bool) *Waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.byUID[obj.GetUID()]
@@ -365,8 +365,8 @@ func (b *Board) Lookup(obj *unstructured.Unstructured, credKey, org string, froz
 		return nil
 	}
 	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if w.generation != obj.GetGeneration() || kinds.StatusObservedGeneration.Int64(obj) != w.generation ||
-		kinds.StatusAddon.String(obj) != w.Addon.ID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
+	if w.generation != obj.GetGeneration() || st.ObservedGeneration != w.generation ||
+		st.Addon != w.Addon.ID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
 		w.annotations != annotationsKey(obj) || w.credKey != credKey || w.org != org || frozen {
 		b.removeLocked(w.UID)
 		return nil

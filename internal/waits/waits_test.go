@@ -335,7 +335,7 @@ func TestWaitBoardLearns(t *testing.T) {
 	// A spec change (new generation) takes the resource off the board: a full pass.
 	ob := resource("b")
 	ob.SetGeneration(2)
-	if b.Lookup(ob, "creds", testOrg, false) != nil || b.byUID["b"] != nil {
+	if b.Lookup(ob, statusOf(ob), "creds", testOrg, false) != nil || b.byUID["b"] != nil {
 		t.Fatal("a changed resource is still on the board")
 	}
 	b.Drop("c")
@@ -360,8 +360,7 @@ func TestWaitBoardLookup(t *testing.T) {
 	waiting := func(mutate func(u *unstructured.Unstructured)) *unstructured.Unstructured {
 		u := resource("b")
 		u.SetAnnotations(map[string]string{"team": "a"})
-		kinds.StatusObservedGeneration.Set(u, int64(1))
-		kinds.StatusAddon.Set(u, "addon_b")
+		kinds.Change(u, func(st *kinds.Status) { st.ObservedGeneration, st.Addon = 1, "addon_b" })
 		status.SetConditions(u, []status.Condition{{Type: status.TypeAddonReady, Status: "False", Reason: status.ReasonProvisioning}})
 		if mutate != nil {
 			mutate(u)
@@ -379,8 +378,10 @@ func TestWaitBoardLookup(t *testing.T) {
 			u.SetAnnotations(map[string]string{"team": "a", kinds.AnnotationAddonClaim: "v1/addon_b/Azimutt/b/sig"})
 		}, want: true},
 		{name: "new generation", mutate: func(u *unstructured.Unstructured) { u.SetGeneration(2) }},
-		{name: "generation not observed", mutate: func(u *unstructured.Unstructured) { kinds.StatusObservedGeneration.Set(u, int64(0)) }},
-		{name: "another add-on", mutate: func(u *unstructured.Unstructured) { kinds.StatusAddon.Set(u, "addon_c") }},
+		{name: "generation not observed", mutate: func(u *unstructured.Unstructured) {
+			kinds.Change(u, func(st *kinds.Status) { st.ObservedGeneration = 0 })
+		}},
+		{name: "another add-on", mutate: func(u *unstructured.Unstructured) { kinds.Change(u, func(st *kinds.Status) { st.Addon = "addon_c" }) }},
 		{name: "no longer provisioning", mutate: func(u *unstructured.Unstructured) {
 			status.SetConditions(u, []status.Condition{{Type: status.TypeAddonReady, Status: "True", Reason: "Provisioned"}})
 		}},
@@ -399,7 +400,8 @@ func TestWaitBoardLookup(t *testing.T) {
 			if c.org != "" {
 				org = c.org
 			}
-			w := b.Lookup(waiting(c.mutate), credKey, org, c.frozen)
+			u := waiting(c.mutate)
+			w := b.Lookup(u, statusOf(u), credKey, org, c.frozen)
 			if (w != nil) != c.want || (b.Len() == 1) != c.want {
 				t.Fatalf("found %v (%d waiting), want %v", w != nil, b.Len(), c.want)
 			}
@@ -408,7 +410,12 @@ func TestWaitBoardLookup(t *testing.T) {
 			}
 		})
 	}
-	if (&Board{}).Lookup(resource("b"), "creds", testOrg, false) != nil {
+	if u := resource("b"); (&Board{}).Lookup(u, statusOf(u), "creds", testOrg, false) != nil {
 		t.Fatal("a waiter found on an empty board")
 	}
+}
+
+func statusOf(u *unstructured.Unstructured) *kinds.Status {
+	st := kinds.StatusOf(u)
+	return &st
 }
