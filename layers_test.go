@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,16 +18,40 @@ var floors = map[string]int{
 	"clevercloud": 1, "config/check": 1, "config/configtest": 1,
 	"kinds": 2, "statusmerge": 2, "secrets": 2, "waits": 2, "metrics": 2, "rollout": 2,
 	"credentials": 3, "catalog": 3,
-	"step": 4, "backups": 4, "operatoraddons": 4, "memberships": 4, "migrations": 4,
+	"step": 4, "backups": 4, "operatoraddons": 4, "configprovider": 4, "memberships": 4, "migrations": 4,
 	"addon": 5, "hybrid": 5, "standalone": 5, "networkgroup": 5, "cellarbucket": 5,
 	"operator": 6, "plugin": 6, "plugin/kubectl-clever": 6,
 }
 
+// maxPackageLines is the most non-test lines a package of internal/ or pkg/ may hold: past it,
+// a package holds more than one thing and is split by what it holds.
+const maxPackageLines = 3000
+
 // TestPackageFloors: no package of internal/ imports one of a higher floor, and every package
-// has a floor; the kubectl plugin does not import the operator's controllers.
+// has a floor; the kubectl plugin does not import the operator's controllers; no package of
+// internal/ or pkg/ is over maxPackageLines.
 func TestPackageFloors(t *testing.T) {
 	const prefix = "github.com/clever-operator/clever-operator/internal/"
 	imports := map[string]map[string]bool{}
+	sizes := map[string]int{}
+	for _, root := range []string{"internal", "pkg"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			sizes[filepath.ToSlash(filepath.Dir(path))] += bytes.Count(b, []byte("\n"))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pkg, n := range sizes {
+		if n > maxPackageLines {
+			t.Errorf("%s has %d non-test lines (at most %d): split it by what it holds", pkg, n, maxPackageLines)
+		}
+	}
 	err := filepath.WalkDir("internal", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err

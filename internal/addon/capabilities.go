@@ -2,16 +2,13 @@ package addon
 
 import (
 	"context"
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/clever-operator/clever-operator/internal/backups"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
+	"github.com/clever-operator/clever-operator/internal/configprovider"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/migrations"
 	"github.com/clever-operator/clever-operator/internal/operatoraddons"
-	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/step"
 )
 
@@ -22,13 +19,13 @@ func (r *Reconciler) capabilitiesOf(k *kinds.Kind) (step.Source, []step.Capabili
 	var src step.Source = envSource{}
 	switch {
 	case k.ConfigProvider:
-		src = variablesSource{}
+		src = configprovider.Source{}
 	case k.Operator != "":
 		src = operatoraddons.Source{}
 	}
 	var caps []step.Capability
 	if k.Migrations {
-		caps = append(caps, migrations.Capability{Engine: engine{r}})
+		caps = append(caps, migrations.Capability{Engine: engine{r}, Prices: migrations.Prices{Plans: r.Plans, Prices: r.Prices}})
 	}
 	if k.Operator != "" {
 		caps = append(caps, operatoraddons.Capability{})
@@ -71,40 +68,3 @@ func (src envSource) Refresh(ctx context.Context, s step.Pass, addon *cleverclou
 func (envSource) NeedsRealID() bool    { return false }
 func (envSource) Waited() bool         { return true }
 func (envSource) ReportsVersion() bool { return false }
-
-// variablesSource is a configuration provider's: spec.variables, pushed to the add-on when
-// they differ from what it holds, are the Secret data (what it holds, without a write, when
-// the resource only observes it or is paused).
-type variablesSource struct{}
-
-func (variablesSource) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, created bool) (step.Read, error) {
-	api := s.API()
-	want := s.Kind().Variables(s.Object())
-	var have []clevercloud.Variable
-	if !created {
-		// A configuration provider created in this pass holds no variables: no read.
-		var err error
-		if have, err = api.GetConfigProviderEnv(ctx, addon.RealID); err != nil {
-			return step.Read{}, err
-		}
-	}
-	if s.ObserveOnly() || s.Paused() {
-		// No write: publish what the add-on holds.
-		return step.Read{Data: clevercloud.EnvMap(have)}, nil
-	}
-	if !sameVariables(have, want) {
-		if _, err := api.PutConfigProviderEnv(ctx, addon.RealID, toVariables(want)); err != nil {
-			return step.Read{}, err
-		}
-		s.Event(corev1.EventTypeNormal, status.EventVariablesPushed, fmt.Sprintf("Pushed %d variables to configuration provider %s", len(want), addon.ID))
-	}
-	return step.Read{Data: want}, nil
-}
-
-func (src variablesSource) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
-	return src.Read(ctx, s, addon, false)
-}
-
-func (variablesSource) NeedsRealID() bool    { return true }
-func (variablesSource) Waited() bool         { return false }
-func (variablesSource) ReportsVersion() bool { return false }

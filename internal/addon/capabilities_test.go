@@ -18,7 +18,7 @@ func TestCapabilitiesOf(t *testing.T) {
 		"MongoDb":        "addon.envSource: migrations.Capability backups.Capability *memberships.Syncer",
 		"ElasticSearch":  "addon.envSource: migrations.Capability backups.Capability *memberships.Syncer",
 		"Pulsar":         "addon.envSource:",
-		"ConfigProvider": "addon.variablesSource:",
+		"ConfigProvider": "configprovider.Source:",
 		"KV":             "addon.envSource:",
 		"Metabase":       "operatoraddons.Source: operatoraddons.Capability",
 		"Keycloak":       "operatoraddons.Source: operatoraddons.Capability",

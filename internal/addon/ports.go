@@ -58,7 +58,3 @@ func (e engine) SpecPlan(ctx context.Context, s step.Pass) (string, error) {
 func (e engine) Options(ctx context.Context, s step.Pass, planID string, creating bool) (clevercloud.Options, error) {
 	return e.r.options(ctx, s, planID, creating)
 }
-
-func (e engine) PriceEvent(ctx context.Context, s step.Pass, addon *clevercloud.Addon, planID, region string) {
-	e.r.migrationPriceEvent(ctx, s, addon, planID, region)
-}

@@ -2,12 +2,8 @@ package addon
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
-	"github.com/clever-operator/clever-operator/internal/status"
-	"github.com/clever-operator/clever-operator/internal/step"
 )
 
 // What each resource costs (issue #18 §5).
@@ -34,43 +30,4 @@ func (r *Reconciler) recordPrice(ctx context.Context, s *pass, zone string) {
 	}
 	p := r.Prices.Price(ctx, s.api, r.Plans, s.key, s.org, r.Kind.Provider(s.obj), planID, zone)
 	s.update(func(st *kinds.Status) { st.Price = &p })
-}
-
-// pricePer30Days is "19.50 EUR" for a plan, "" when it cannot be had (for events).
-func (r *Reconciler) pricePer30Days(ctx context.Context, s step.Pass, planID, zone string) string {
-	if r.Prices == nil || planID == "" || zone == "" {
-		return ""
-	}
-	p := r.Prices.Price(ctx, s.API(), r.Plans, s.Key(), s.Org(), r.Kind.Provider(s.Object()), planID, zone)
-	if p.Per30Days == "" {
-		return ""
-	}
-	return p.Per30Days + " " + p.Currency
-}
-
-// migrationPriceEvent publishes, before a migration to planID in region starts, the add-on's
-// price now and after it (a Normal event; nothing when neither price can be had).
-func (r *Reconciler) migrationPriceEvent(ctx context.Context, s step.Pass, addon *clevercloud.Addon, planID, region string) {
-	if r.Prices == nil {
-		return
-	}
-	before := r.pricePer30Days(ctx, s, addon.Plan.ID, addon.Region)
-	after := r.pricePer30Days(ctx, s, planID, region)
-	if before == "" && after == "" {
-		return
-	}
-	unknown := func(p string) string {
-		if p == "" {
-			return "unknown"
-		}
-		return p + " per 30 days"
-	}
-	name := func(id, region string) string {
-		if pl, ok := r.Plans.Plan(ctx, s.API(), s.Key(), s.Org(), r.Kind.Provider(s.Object()), id); ok && pl.Slug != "" {
-			return pl.Slug + " in " + region
-		}
-		return id + " in " + region
-	}
-	s.Event("Normal", status.EventMigrationPrice, fmt.Sprintf("Migrating add-on %s from %s (%s) to %s (%s)",
-		addon.ID, name(addon.Plan.ID, addon.Region), unknown(before), name(planID, region), unknown(after)))
 }

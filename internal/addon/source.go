@@ -3,7 +3,6 @@ package addon
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/secrets"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -150,27 +148,6 @@ func mergeMaps(base, add map[string]string) map[string]string {
 	for k, v := range add {
 		out[k] = v
 	}
-	return out
-}
-
-func sameVariables(have []clevercloud.Variable, want map[string]string) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	for _, v := range have {
-		if w, ok := want[v.Name]; !ok || w != v.Value {
-			return false
-		}
-	}
-	return true
-}
-
-func toVariables(m map[string]string) []clevercloud.Variable {
-	out := make([]clevercloud.Variable, 0, len(m))
-	for k, v := range m {
-		out = append(out, clevercloud.Variable{Name: k, Value: v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

@@ -55,7 +55,7 @@ func (st *Status) Encode(u *unstructured.Unstructured) {
 	if err != nil {
 		return
 	}
-	for _, f := range StatusFields() {
+	for _, f := range StatusFields {
 		if slices.Contains(NotEncoded, f) || equality.Semantic.DeepEqual(next[f], cur[f]) {
 			continue
 		}
@@ -120,7 +120,7 @@ func (st *Status) SetURL(field, v string) {
 }
 
 // StatusFields are the JSON names of Status's fields, inline structs flattened.
-func StatusFields() []string { return JSONFields(reflect.TypeFor[Status]()) }
+var StatusFields = JSONFields(reflect.TypeFor[Status]())
 
 // JSONFields are the JSON names of struct t's fields, inline structs flattened, sorted.
 func JSONFields(t reflect.Type) []string {

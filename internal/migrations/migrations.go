@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clever-operator/clever-operator/api/shared"
+	"github.com/clever-operator/clever-operator/internal/catalog"
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/status"
@@ -23,12 +24,10 @@ import (
 )
 
 // Engine is what a migration needs of the engine beyond the pass: the plan the spec asks for,
-// the create options for a plan (the version it resolves to), and the price event sent before
-// a move to another plan or region.
+// and the create options for a plan (the version it resolves to).
 type Engine interface {
 	SpecPlan(ctx context.Context, s step.Pass) (string, error)
 	Options(ctx context.Context, s step.Pass, planID string, creating bool) (clevercloud.Options, error)
-	PriceEvent(ctx context.Context, s step.Pass, addon *clevercloud.Addon, planID, region string)
 }
 
 const (
@@ -101,7 +100,7 @@ func Choose(addon *clevercloud.Addon, version string, want Target, last *State, 
 // Migrate applies a change of plan, version or region to an existing add-on through a
 // Clever Cloud migration, one at a time. It ends the pass while a migration runs or was just
 // started; the old add-on keeps serving, so Ready is untouched.
-func Migrate(ctx context.Context, s step.Pass, e Engine, addon *clevercloud.Addon) error {
+func Migrate(ctx context.Context, s step.Pass, e Engine, p Prices, addon *clevercloud.Addon) error {
 	obj, api, org, k := s.Object(), s.API(), s.Org(), s.Kind()
 	var last State
 	hasLast := s.Status().Migration != nil
@@ -175,7 +174,7 @@ func Migrate(ctx context.Context, s step.Pass, e Engine, addon *clevercloud.Addo
 		return s.FailAPI("starting a migration", err)
 	}
 	if planID != addon.Plan.ID || region != addon.Region {
-		e.PriceEvent(ctx, s, addon, planID, region)
+		p.event(ctx, s, addon, planID, region)
 	}
 	report(s, State{ID: m.MigrationID, Status: m.Status, Step: runningStep(m), Target: target, Generation: obj.GetGeneration()},
 		metav1.ConditionTrue, status.ReasonMigrating, fmt.Sprintf("migration %s to %s started", m.MigrationID, target), corev1.EventTypeNormal, status.EventMigrationStarted)
@@ -263,6 +262,7 @@ func runningStep(m *clevercloud.Migration) string {
 type Capability struct {
 	step.Hooks
 	Engine Engine
+	Prices Prices
 }
 
 // Existing migrates the add-on when the spec asks for another plan, version or region.
@@ -270,5 +270,50 @@ func (c Capability) Existing(ctx context.Context, s step.Pass, addon *cleverclou
 	if s.ObserveOnly() {
 		return nil
 	}
-	return Migrate(ctx, s, c.Engine, addon)
+	return Migrate(ctx, s, c.Engine, c.Prices, addon)
+}
+
+// Prices are the caches a migration's price event reads (nil PriceCache: no event).
+type Prices struct {
+	Plans  *catalog.PlanCache
+	Prices *catalog.PriceCache
+}
+
+// per30Days is "19.50 EUR" for a plan, "" when it cannot be had.
+func (p Prices) per30Days(ctx context.Context, s step.Pass, planID, zone string) string {
+	if planID == "" || zone == "" {
+		return ""
+	}
+	pr := p.Prices.Price(ctx, s.API(), p.Plans, s.Key(), s.Org(), s.Kind().Provider(s.Object()), planID, zone)
+	if pr.Per30Days == "" {
+		return ""
+	}
+	return pr.Per30Days + " " + pr.Currency
+}
+
+// event publishes, before a migration to planID in region starts, the add-on's price now and
+// after it (a Normal event; nothing when neither price can be had).
+func (p Prices) event(ctx context.Context, s step.Pass, addon *clevercloud.Addon, planID, region string) {
+	if p.Prices == nil {
+		return
+	}
+	before := p.per30Days(ctx, s, addon.Plan.ID, addon.Region)
+	after := p.per30Days(ctx, s, planID, region)
+	if before == "" && after == "" {
+		return
+	}
+	unknown := func(pr string) string {
+		if pr == "" {
+			return "unknown"
+		}
+		return pr + " per 30 days"
+	}
+	name := func(id, region string) string {
+		if pl, ok := p.Plans.Plan(ctx, s.API(), s.Key(), s.Org(), s.Kind().Provider(s.Object()), id); ok && pl.Slug != "" {
+			return pl.Slug + " in " + region
+		}
+		return id + " in " + region
+	}
+	s.Event(corev1.EventTypeNormal, status.EventMigrationPrice, fmt.Sprintf("Migrating add-on %s from %s (%s) to %s (%s)",
+		addon.ID, name(addon.Plan.ID, addon.Region), unknown(before), name(planID, region), unknown(after)))
 }

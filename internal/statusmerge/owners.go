@@ -74,7 +74,7 @@ func Merge(u, live *unstructured.Unstructured) {
 // engineFields are the JSON names of kinds.Status's fields but HelmFields.
 func engineFields() []string {
 	var out []string
-	for _, f := range kinds.StatusFields() {
+	for _, f := range kinds.StatusFields {
 		if !slices.Contains(HelmFields, f) {
 			out = append(out, f)
 		}

@@ -31,12 +31,12 @@ func TestEngineOwnedFieldsComeFromTheTypes(t *testing.T) {
 	for _, k := range kinds.Kinds {
 		for _, f := range kinds.JSONFields(statusType(t, k)) {
 			union[f] = append(union[f], k.GVK.Kind)
-			if !slices.Contains(kinds.StatusFields(), f) {
+			if !slices.Contains(kinds.StatusFields, f) {
 				t.Errorf("%s's status declares %q, which kinds.Status lacks", k.GVK.Kind, f)
 			}
 		}
 	}
-	for _, f := range kinds.StatusFields() {
+	for _, f := range kinds.StatusFields {
 		if union[f] == nil {
 			t.Errorf("kinds.Status has %q, which no add-on kind's status type declares", f)
 		}
