@@ -1,6 +1,7 @@
 package status
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,13 +50,9 @@ func Setting(t string, s metav1.ConditionStatus, reason, msg string, now func() 
 // Removing is the Change that drops the conditions of types ts.
 func Removing(ts ...string) Change {
 	return func(conds []Condition, _ *unstructured.Unstructured) ([]Condition, bool) {
-		var changed bool
-		for _, t := range ts {
-			var removed bool
-			conds, removed = Remove(conds, t)
-			changed = changed || removed
-		}
-		return conds, changed
+		n := len(conds)
+		conds = slices.DeleteFunc(conds, func(c Condition) bool { return slices.Contains(ts, c.Type) })
+		return conds, len(conds) != n
 	}
 }
 
