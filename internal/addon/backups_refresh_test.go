@@ -36,7 +36,7 @@ func TestRefreshBackups(t *testing.T) {
 			if tc.api.calls != 1 {
 				t.Fatalf("%d backups reads, want 1", tc.api.calls)
 			}
-			if got := condition(s.obj, status.TypeBackupStale); got != "False/BackupRecent" {
+			if got := condition(s.conds, status.TypeBackupStale); got != "False/BackupRecent" {
 				t.Fatalf("BackupStale %s", got)
 			}
 			if len(s.events) != 0 {

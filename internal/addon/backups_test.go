@@ -66,8 +66,12 @@ func backupAt(t time.Time) clevercloud.Backup {
 	return clevercloud.Backup{BackupID: "b-" + t.Format("0102"), Status: "DONE", CreationDate: t.UTC().Format("2006-01-02T15:04:05.000000Z")}
 }
 
-func condition(u *unstructured.Unstructured, t string) string {
-	c, ok := status.Find(status.Conditions(u), t)
+func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStatus, reason, msg string, now time.Time) {
+	status.Update([]status.Change{status.Setting(t, s, reason, msg, func() time.Time { return now })})(u)
+}
+
+func condition(conds []status.Condition, t string) string {
+	c, ok := status.Find(conds, t)
 	if !ok {
 		return "absent"
 	}
@@ -121,7 +125,7 @@ func TestBackupStaleSequence(t *testing.T) {
 		if !errors.As(err, &sp) || sp.Cause != nil || sp.Result.RequeueAfter < time.Hour {
 			t.Fatalf("%s: the pass ends with a requeue at the period, got %v", st.name, err)
 		}
-		if got := condition(s.obj, status.TypeBackupStale); got != st.want {
+		if got := condition(s.conds, status.TypeBackupStale); got != st.want {
 			t.Errorf("%s: BackupStale %s, want %s", st.name, got, st.want)
 		}
 		var evs []string
@@ -131,7 +135,7 @@ func TestBackupStaleSequence(t *testing.T) {
 		if strings.Join(evs, ";") != strings.Join(st.events, ";") {
 			t.Errorf("%s: events %v, want %v", st.name, evs, st.events)
 		}
-		if got := condition(s.obj, status.TypeAddonReady); got != "True/Provisioned" {
+		if got := condition(s.conds, status.TypeAddonReady); got != "True/Provisioned" {
 			t.Errorf("%s: AddonReady %s", st.name, got)
 		}
 		if st.err != nil && clevercloud.IsNotFound(st.err) {
@@ -141,6 +145,7 @@ func TestBackupStaleSequence(t *testing.T) {
 		}
 		u = s.obj
 		s.st.Encode(u) // what commit writes
+		status.SetConditions(u, s.conds)
 	}
 	if api.calls != len(steps) {
 		t.Fatalf("%d calls for %d reads", api.calls, len(steps))
@@ -163,10 +168,10 @@ func TestRefreshBackupsTransient(t *testing.T) {
 	if _, err := r.refreshRead(context.Background(), s, kinds.ReadBackups, "redis_1"); err == nil {
 		t.Fatal("no retry")
 	}
-	if got := condition(s.obj, status.TypeSynced); got != "False/"+status.ReasonAPIUnavailable {
+	if got := condition(s.conds, status.TypeSynced); got != "False/"+status.ReasonAPIUnavailable {
 		t.Fatalf("Synced %s", got)
 	}
-	if got := condition(s.obj, status.TypeBackupStale); got != "absent" {
+	if got := condition(s.conds, status.TypeBackupStale); got != "absent" {
 		t.Fatalf("BackupStale %s", got)
 	}
 }

@@ -109,7 +109,7 @@ func TestSecondClaimantIsRefused(t *testing.T) {
 	if _, _, err := h.r.findAddon(context.Background(), s); err == nil {
 		t.Fatal("the second claimant was allowed")
 	}
-	cond, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
+	cond, _ := status.Find(s.conds, status.TypeAddonReady)
 	if cond.Reason != status.ReasonAddonClaimed || !strings.Contains(cond.Message, "team-a/db") {
 		t.Fatalf("condition %s: %s", cond.Reason, cond.Message)
 	}

@@ -35,7 +35,7 @@ func TestCancelledPassReportsNothing(t *testing.T) {
 			if err := tc.fail(s); err == nil {
 				t.Fatal("no retry")
 			}
-			_, has := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
+			_, has := status.Find(s.conds, status.TypeAddonReady)
 			if has != tc.report || (len(s.events) > 0) != tc.report {
 				t.Fatalf("condition %v, events %v; want reported %v", has, s.events, tc.report)
 			}

@@ -88,12 +88,12 @@ func TestFailAPIStatus(t *testing.T) {
 			if !c.backoff && res.RequeueAfter < 3*time.Second {
 				t.Fatalf("throttling must wait the delay the API gave: %+v", res)
 			}
-			if got := ready(s.obj); got != c.addonReady {
+			if got := condition(s.conds, status.TypeAddonReady); got != c.addonReady {
 				t.Fatalf("AddonReady %s, want %s", got, c.addonReady)
 			}
 			if c.extra != "" {
 				parts := strings.Split(c.extra, "/")
-				got, _ := status.Find(status.Conditions(s.obj), parts[0])
+				got, _ := status.Find(s.conds, parts[0])
 				if got.Status != parts[1] || got.Reason != parts[2] {
 					t.Fatalf("%s = %s/%s", parts[0], got.Status, got.Reason)
 				}
@@ -192,7 +192,7 @@ func TestReportDrift(t *testing.T) {
 	r := &Reconciler{Kind: kind(t, "Azimutt")}
 	s := r.newPass(context.Background(), u)
 	s.reportDrift(nil)
-	if len(s.changes) != 0 {
+	if len(s.condChanges) != 0 {
 		t.Fatal("no drift and none recorded: no change")
 	}
 	s.reportDrift(&drift{status.ReasonPlanDrift, "changed"})
@@ -201,7 +201,7 @@ func TestReportDrift(t *testing.T) {
 		t.Fatalf("one event per drift seen, got %v", s.events)
 	}
 	s.reportDrift(nil)
-	if _, ok := status.Find(status.Conditions(s.obj), status.TypeDrifted); ok {
+	if _, ok := status.Find(s.conds, status.TypeDrifted); ok {
 		t.Fatal("Drifted not cleared")
 	}
 }
@@ -282,7 +282,7 @@ func TestFindAddon(t *testing.T) {
 			var sp *step.Stop
 			switch {
 			case c.reason != "":
-				cond, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
+				cond, _ := status.Find(s.conds, status.TypeAddonReady)
 				if !errors.As(err, &sp) || cond.Reason != c.reason {
 					t.Fatalf("err %v, Ready reason %q, want a refusal %s", err, cond.Reason, c.reason)
 				}
@@ -334,7 +334,7 @@ func TestMayCreate(t *testing.T) {
 				t.Fatalf("err %v, want reason %q", err, c.reason)
 			}
 			if c.reason != "" {
-				if a, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady); a.Reason != c.reason {
+				if a, _ := status.Find(s.conds, status.TypeAddonReady); a.Reason != c.reason {
 					t.Fatalf("AddonReady reason %q, want %q", a.Reason, c.reason)
 				}
 				if res, err := end(err); err != nil || res == (ctrl.Result{}) {
@@ -522,7 +522,7 @@ func TestCreate(t *testing.T) {
 			if err == nil || a != nil {
 				t.Fatalf("created anyway: %+v", a)
 			}
-			if got, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady); got.Reason != c.reason {
+			if got, _ := status.Find(s.conds, status.TypeAddonReady); got.Reason != c.reason {
 				t.Fatalf("AddonReady reason %q (%s), want %q", got.Reason, got.Message, c.reason)
 			}
 		})

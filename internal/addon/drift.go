@@ -51,7 +51,7 @@ func versionDrift(st *kinds.Status, env map[string]string) *drift {
 // reportDrift sets or clears the Drifted condition, with a Warning event when it appears or
 // changes.
 func (s *pass) reportDrift(d *drift) {
-	if _, had := status.Find(status.Conditions(s.obj), status.TypeDrifted); d == nil {
+	if _, had := status.Find(s.conds, status.TypeDrifted); d == nil {
 		if had {
 			s.removeCondition(status.TypeDrifted)
 		}

@@ -96,7 +96,7 @@ func (s *pass) failAPI(doing string, err error) error {
 			// A stuck endpoint (a namespace's credentials may name any): the pass gave up.
 			msg = fmt.Sprintf("the Clever Cloud API endpoint %sdid not answer in time while %s (a pass gives up after %s; will retry): %s", s.endpointOf(), doing, s.r.passTimeout(), clevercloud.Message(err))
 		}
-		if a, ok := status.Find(status.Conditions(s.obj), status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
+		if a, ok := status.Find(s.conds, status.TypeAddonReady); ok && a.Status == string(metav1.ConditionTrue) {
 			return s.unsynced(msg, err)
 		}
 		return s.fail(status.ReasonAPIUnavailable, msg, err)
@@ -109,7 +109,7 @@ func (s *pass) failAPI(doing string, err error) error {
 // (Synced=False), and retries with backoff.
 func (s *pass) unsynced(msg string, cause error) error {
 	s.countError(status.ReasonAPIUnavailable)
-	old, _ := status.Find(status.Conditions(s.obj), status.TypeSynced)
+	old, _ := status.Find(s.conds, status.TypeSynced)
 	s.condition(status.TypeSynced, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg)
 	if old.Message != msg {
 		s.event(corev1.EventTypeWarning, status.ReasonAPIUnavailable, msg)
@@ -118,29 +118,22 @@ func (s *pass) unsynced(msg string, cause error) error {
 }
 
 // clearTransient drops the conditions of transient failures after a successful call.
-func clearTransient(u *unstructured.Unstructured) {
-	conds := status.Conditions(u)
-	var a, b bool
-	conds, a = status.Remove(conds, status.TypeThrottled)
-	conds, b = status.Remove(conds, status.TypeSynced)
-	if a || b {
-		status.SetConditions(u, conds)
-	}
-}
+func (s *pass) clearTransient() { s.change(status.Removing(status.TypeThrottled, status.TypeSynced)) }
 
 // throttled records throttling without touching a Ready add-on, and retries: after the delay
 // the API gave, else with backoff.
 func (s *pass) throttled(doing string, err error) error {
 	msg := fmt.Sprintf("Clever Cloud API throttled while %s (will retry): %s", doing, clevercloud.Message(err))
 	s.countError(status.TypeThrottled)
-	old, _ := status.Find(status.Conditions(s.obj), status.TypeAddonReady)
+	old, _ := status.Find(s.conds, status.TypeAddonReady)
 	notReady := old.Status != string(metav1.ConditionTrue)
 	s.condition(status.TypeThrottled, metav1.ConditionTrue, status.TypeThrottled, msg)
-	now := s.r.now
-	s.set(func(u *unstructured.Unstructured) {
-		if a, ok := status.Find(status.Conditions(u), status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
-			setCondition(u, status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, now())
+	set := status.Setting(status.TypeAddonReady, metav1.ConditionFalse, status.ReasonAPIUnavailable, msg, s.r.now)
+	s.change(func(conds []status.Condition, u *unstructured.Unstructured) ([]status.Condition, bool) {
+		if a, ok := status.Find(conds, status.TypeAddonReady); !ok || a.Status != string(metav1.ConditionTrue) {
+			return set(conds, u)
 		}
+		return conds, false
 	})
 	// Like fail: a Warning when AddonReady takes this reason or message, not on every retry.
 	if notReady && (old.Reason != status.ReasonAPIUnavailable || old.Message != msg) {

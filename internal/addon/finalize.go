@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -58,11 +57,11 @@ func (r *Reconciler) finalize(ctx context.Context, s *pass) error {
 		return r.release(ctx, s)
 	}
 
-	if addonID == "" && refusedBefore(obj) {
+	if addonID == "" && refusedBefore(s.conds) {
 		// Its credentials refused it before it was deleted, and it never recorded an add-on:
 		// the operator never called Clever Cloud for it, so there is nothing to look for.
 		s.event(corev1.EventTypeWarning, status.EventAddonLeftBehind,
-			fmt.Sprintf("Released without calling Clever Cloud: its credentials refused this resource (%s) and it never had an add-on", addonReadyReason(obj)))
+			fmt.Sprintf("Released without calling Clever Cloud: its credentials refused this resource (%s) and it never had an add-on", addonReadyReason(s.conds)))
 		return r.release(ctx, s)
 	}
 	if err := r.connect(ctx, s); err != nil {
@@ -256,13 +255,13 @@ var credentialsRefusals = map[string]bool{
 	status.ReasonOrganisationNotAllowed: true,
 }
 
-func addonReadyReason(u *unstructured.Unstructured) string {
-	c, _ := status.Find(status.Conditions(u), status.TypeAddonReady)
+func addonReadyReason(conds []status.Condition) string {
+	c, _ := status.Find(conds, status.TypeAddonReady)
 	return c.Reason
 }
 
 // refusedBefore: the resource's last pass was refused by its credentials (it never got
 // past connect since, so no Clever Cloud call was made for it in that state).
-func refusedBefore(u *unstructured.Unstructured) bool {
-	return credentialsRefusals[addonReadyReason(u)]
+func refusedBefore(conds []status.Condition) bool {
+	return credentialsRefusals[addonReadyReason(conds)]
 }

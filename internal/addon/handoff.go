@@ -21,7 +21,7 @@ func (r *Reconciler) openHandoff(ctx context.Context, s *pass) {
 	if r.Handoff == nil || s.handoffOpen || s.overlay != nil || s.life.paused || s.syncPause || s.obj.GetDeletionTimestamp() != nil {
 		return
 	}
-	if d, ok := status.Find(status.Conditions(s.obj), status.TypeDeployed); ok && d.Status == string(metav1.ConditionTrue) {
+	if d, ok := status.Find(s.conds, status.TypeDeployed); ok && d.Status == string(metav1.ConditionTrue) {
 		return
 	}
 	src := &corev1.Secret{}
@@ -65,7 +65,7 @@ func (r *Reconciler) takeHandedOff(s *pass) {
 	if changes == nil {
 		return
 	}
-	defer func() { s.st = kinds.StatusOf(s.obj) }() // they change the typed status too
+	defer func() { s.st, s.conds = kinds.StatusOf(s.obj), status.Conditions(s.obj) }() // they change the conditions and the typed status
 	if due {
 		s.log.V(1).Info("the Helm side has not written the handed-off status; writing it")
 		for _, c := range changes {

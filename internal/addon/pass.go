@@ -28,12 +28,12 @@ type pass struct {
 	kind *kinds.Kind
 	log  logr.Logger
 
-	// obj is the working copy: every condition change is applied to it at once, so later
-	// steps see it. base is the snapshot taken at the start: what commit compares with. st is
-	// obj's status, decoded once: every change of it is applied to it at once, and commit
-	// encodes it into obj once.
+	// obj is the working copy, base the snapshot taken at the start: what commit compares
+	// with. st and conds are obj's status and conditions, decoded once: every change of them
+	// is applied to them at once, and commit encodes them into obj once.
 	obj, base *unstructured.Unstructured
 	st        kinds.Status
+	conds     []status.Condition
 	// org is spec.organisation; life what the resource asks for (spec and annotations).
 	org  string
 	life lifecycle
@@ -53,11 +53,13 @@ type pass struct {
 	// applied by publish (nil: nothing).
 	recorded func(*kinds.Status)
 
-	// changes are the pass's changes of the conditions (and a handoff's), updates those of
-	// the typed status, each in order; commit applies them again to a fresh copy when the
-	// write conflicts.
-	changes []func(*unstructured.Unstructured)
-	updates []func(*kinds.Status)
+	// changes are a handoff's changes of the resource, condChanges the pass's of the
+	// conditions (condsChanged: one changed something), updates those of the typed status,
+	// each in order; commit applies them again to a fresh copy when the write conflicts.
+	changes      []func(*unstructured.Unstructured)
+	condChanges  []status.Change
+	condsChanged bool
+	updates      []func(*kinds.Status)
 	// syncPause: the Paused condition does not match the annotation yet (a write is due even
 	// when nothing else changed).
 	syncPause bool
@@ -87,14 +89,14 @@ type passEvent struct{ typ, reason, msg string }
 func (r *Reconciler) newPass(ctx context.Context, obj *unstructured.Unstructured) *pass {
 	return &pass{
 		r: r, kind: r.Kind, log: logr.FromContextOrDiscard(ctx),
-		obj: obj, base: obj.DeepCopy(), st: kinds.StatusOf(obj),
+		obj: obj, base: obj.DeepCopy(), st: kinds.StatusOf(obj), conds: status.Conditions(obj),
 		org: kinds.SpecOrganisation.String(obj), life: lifecycleOf(obj),
 	}
 }
 
 // reset makes live the pass's resource and snapshot (the deletion path reads it live).
 func (s *pass) reset(live *unstructured.Unstructured) {
-	s.obj, s.base, s.st = live, live.DeepCopy(), kinds.StatusOf(live)
+	s.obj, s.base, s.st, s.conds = live, live.DeepCopy(), kinds.StatusOf(live), status.Conditions(live)
 	s.org, s.life = kinds.SpecOrganisation.String(live), lifecycleOf(live)
 }
 
@@ -110,7 +112,7 @@ func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	if s.soon == 0 && !s.provisioned {
 		_, caps := s.r.capabilities()
 		for _, c := range caps {
-			if soon := c.Soon(s.obj, &s.st); soon > 0 {
+			if soon := c.Soon(s.obj, &s.st, s.conds); soon > 0 {
 				return soon
 			}
 		}
@@ -118,10 +120,18 @@ func (s *pass) requeueAfter(d time.Duration) time.Duration {
 	return d
 }
 
-// set applies a change of the conditions to the working copy and records it for commit.
+// set applies a change of the resource (a handoff's) to the working copy and records it.
 func (s *pass) set(change func(*unstructured.Unstructured)) {
 	change(s.obj)
 	s.changes = append(s.changes, change)
+}
+
+// change applies a change of the conditions to the decoded ones and records it for commit.
+func (s *pass) change(c status.Change) {
+	var changed bool
+	s.conds, changed = c(s.conds, s.obj)
+	s.condsChanged = s.condsChanged || changed
+	s.condChanges = append(s.condChanges, c)
 }
 
 // update applies a change of the typed status and records it for commit.
@@ -130,41 +140,32 @@ func (s *pass) update(change func(*kinds.Status)) {
 	s.updates = append(s.updates, change)
 }
 
-// allChanges are the pass's changes as changes of a resource: the conditions', then one that
-// applies the typed ones (the two touch distinct fields).
-func (s *pass) allChanges() []func(*unstructured.Unstructured) {
-	if u := kinds.Update(s.updates); u != nil {
-		return append(slices.Clip(s.changes), u)
+// allChanges are the pass's changes as changes of a resource: a handoff's, one that applies
+// the conditions' (then derive's), one that applies the typed ones (distinct fields).
+func (s *pass) allChanges(derive ...status.Change) []func(*unstructured.Unstructured) {
+	all := slices.Clip(s.changes)
+	for _, u := range []func(*unstructured.Unstructured){status.Update(append(slices.Clip(s.condChanges), derive...)), kinds.Update(s.updates)} {
+		if u != nil {
+			all = append(all, u)
+		}
 	}
-	return s.changes
+	return all
 }
 
 // condition sets a condition in memory; it reports whether its reason or message changed
 // (the engine records an event on such changes only, never on every retry).
 func (s *pass) condition(t string, cs metav1.ConditionStatus, reason, msg string) (changed bool) {
-	old, _ := status.Find(status.Conditions(s.obj), t)
-	now := s.r.now // not s: a change handed off outlives the pass (handoff.go)
-	s.set(func(u *unstructured.Unstructured) { setCondition(u, t, cs, reason, msg, now()) })
+	old, _ := status.Find(s.conds, t)
+	s.change(status.Setting(t, cs, reason, msg, s.r.now)) // not s.now: a change handed off outlives the pass (handoff.go)
 	return old.Reason != reason || old.Message != msg
 }
 
 // removeCondition drops a condition in memory.
-func (s *pass) removeCondition(t string) {
-	s.set(func(u *unstructured.Unstructured) {
-		if conds, removed := status.Remove(status.Conditions(u), t); removed {
-			status.SetConditions(u, conds)
-		}
-	})
-}
+func (s *pass) removeCondition(t string) { s.change(status.Removing(t)) }
 
 // event queues an event on the resource; they are recorded when the pass ends.
 func (s *pass) event(typ, reason, msg string) {
 	s.events = append(s.events, passEvent{typ, reason, msg})
-}
-
-func setCondition(u *unstructured.Unstructured, t string, s metav1.ConditionStatus, reason, msg string, now time.Time) {
-	conds, _ := status.Set(status.Conditions(u), status.Condition{Type: t, Status: string(s), Reason: reason, Message: msg, ObservedGeneration: u.GetGeneration()}, now)
-	status.SetConditions(u, conds)
 }
 
 // stop ends the pass with res (step.End); stopRetry hands cause to the work queue's backoff.
@@ -181,11 +182,12 @@ func end(err error) (ctrl.Result, error) {
 	return ctrl.Result{}, err
 }
 
-// commit is the pass's one status write. It writes the working copy's status when it differs
-// from the snapshot (with Paused mirrored from the annotation and Ready derived), with the
-// snapshot's resourceVersion as an optimistic lock. On a conflict (the Helm side writes
-// status too) it reads the resource live and applies the pass's changes again, as
-// CloudNativePG's PatchWithOptimisticLock does. A pass that changed nothing writes nothing.
+// commit is the pass's one status write. It encodes the pass's status and conditions (with
+// Paused mirrored from the annotation and Ready derived) into the working copy once, and
+// writes its status when it differs from the snapshot, with the snapshot's resourceVersion as
+// an optimistic lock. On a conflict (the Helm side writes status too) it reads the resource
+// live and applies the pass's changes again, as CloudNativePG's PatchWithOptimisticLock does.
+// A pass that changed nothing writes nothing.
 func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 	if s.handoffOpen {
 		if s.handingOff && !s.released && !s.syncPause && r.Handoff.Fill(s.obj.GetUID(), s.obj.GetGeneration(), s.allChanges()) {
@@ -194,18 +196,19 @@ func (r *Reconciler) commit(ctx context.Context, s *pass) error {
 		}
 		r.Handoff.Drop(s.obj.GetUID())
 	}
-	if s.released || (len(s.changes) == 0 && len(s.updates) == 0 && !s.syncPause) {
+	if s.released || (len(s.changes) == 0 && len(s.condChanges) == 0 && len(s.updates) == 0 && !s.syncPause) {
 		return nil
 	}
 	s.st.Encode(s.obj)
-	h := &patch.Helper[*unstructured.Unstructured]{Base: s.base, Obj: s.obj, Changes: s.allChanges()}
+	derive := []status.Change{syncPaused(r.now), status.Deriving(r.now)} // replayed after a conflict too
+	var changed bool
+	if s.conds, changed = status.Apply(s.conds, s.obj, derive...); changed || s.condsChanged {
+		status.SetConditions(s.obj, s.conds)
+	}
+	h := &patch.Helper[*unstructured.Unstructured]{Base: s.base, Obj: s.obj, Changes: s.allChanges(derive...)}
 	wrote, err := h.Commit(ctx, r.Client, patch.Options[*unstructured.Unstructured]{
 		Reader:  r.APIReader,
 		Overlay: s.overlay,
-		Prepare: func(next *unstructured.Unstructured) {
-			syncPaused(next, r.now())
-			status.ApplyReady(next, r.now())
-		},
 		Writing: func() {
 			if r.Handoff != nil {
 				r.Handoff.Claim(s.obj.GetUID()) // a handoff this status holds is the engine's to write now
@@ -233,22 +236,18 @@ func (r *Reconciler) flushEvents(s *pass) {
 }
 
 // syncPaused mirrors the pause annotation in the Paused condition.
-func syncPaused(u *unstructured.Unstructured, now time.Time) {
-	conds := status.Conditions(u)
-	var changed bool
-	if u.GetAnnotations()[kinds.AnnotationPaused] == "true" {
-		conds, changed = status.Set(conds, status.Condition{Type: status.TypePaused, Status: string(metav1.ConditionTrue), Reason: status.ReasonPauseRequested,
-			Message: "paused by the annotation " + kinds.AnnotationPaused + ": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", ObservedGeneration: u.GetGeneration()}, now)
-	} else {
-		conds, changed = status.Remove(conds, status.TypePaused)
-	}
-	if changed {
-		status.SetConditions(u, conds)
+func syncPaused(now func() time.Time) status.Change {
+	return func(conds []status.Condition, u *unstructured.Unstructured) ([]status.Condition, bool) {
+		if u.GetAnnotations()[kinds.AnnotationPaused] != "true" {
+			return status.Remove(conds, status.TypePaused)
+		}
+		return status.Setting(status.TypePaused, metav1.ConditionTrue, status.ReasonPauseRequested,
+			"paused by the annotation "+kinds.AnnotationPaused+": no Clever Cloud writes and no Secret re-rendering; reads and the existing Secret stay", now)(conds, u)
 	}
 }
 
 // pausedChanged says whether the Paused condition does not match the annotation yet.
-func pausedChanged(u *unstructured.Unstructured) bool {
-	_, has := status.Find(status.Conditions(u), status.TypePaused)
-	return has != (u.GetAnnotations()[kinds.AnnotationPaused] == "true")
+func (s *pass) pausedChanged() bool {
+	_, has := status.Find(s.conds, status.TypePaused)
+	return has != (s.obj.GetAnnotations()[kinds.AnnotationPaused] == "true")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 	"github.com/clever-operator/clever-operator/internal/step"
 )
 
@@ -21,6 +22,7 @@ func (s *pass) Kind() *kinds.Kind                    { return s.kind }
 func (s *pass) Object() *unstructured.Unstructured   { return s.obj }
 func (s *pass) Snapshot() *unstructured.Unstructured { return s.base }
 func (s *pass) Status() *kinds.Status                { return &s.st }
+func (s *pass) Conditions() []status.Condition       { return s.conds }
 func (s *pass) Update(change func(*kinds.Status))    { s.update(change) }
 func (s *pass) Condition(t string, cs metav1.ConditionStatus, reason, msg string) bool {
 	return s.condition(t, cs, reason, msg)
@@ -39,7 +41,7 @@ func (s *pass) FailAPI(doing string, err error) error { return s.failAPI(doing, 
 func (s *pass) FailSpecOrAPI(err error, def, doing string) error {
 	return s.failSpecOrAPI(err, def, doing)
 }
-func (s *pass) Succeeded() { s.set(clearTransient) }
+func (s *pass) Succeeded() { s.clearTransient() }
 
 // Transient: err is reported as throttling or unavailability, which leave a Ready add-on Ready.
 func (s *pass) Transient(err error) bool {

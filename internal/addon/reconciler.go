@@ -251,7 +251,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, obj *unstructured.Unst
 		if err == nil {
 			res = r.requeueForHandoff(s.obj.GetUID(), res)
 		}
-		tracing.EndPass(ctx, s.obj.GetUID(), s.mode, addonReadyReason(s.obj), s.writes)
+		tracing.EndPass(ctx, s.obj.GetUID(), s.mode, addonReadyReason(s.conds), s.writes)
 	}()
 	return end(r.run(pctx, s))
 }
@@ -290,7 +290,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 		s.first = true
 	}
 	r.takeHandedOff(s)
-	s.syncPause = pausedChanged(s.obj)
+	s.syncPause = s.pausedChanged()
 	// Every pass checks the credentials, even one with nothing to do at Clever Cloud: a revoked
 	// override Secret or a restricted credentials object takes effect at once.
 	if err := r.connect(ctx, s); err != nil {
@@ -301,7 +301,7 @@ func (r *Reconciler) run(ctx context.Context, s *pass) error {
 			return err
 		}
 	}
-	mode, wait := r.plan(ctx, s.obj, &s.st)
+	mode, wait := r.plan(ctx, s)
 	s.mode = mode.String()
 	switch mode {
 	case upToDate:
@@ -380,9 +380,10 @@ const (
 // plan decides how much work a pass needs. upToDate when the spec generation was handled, the
 // add-on is ready, its credentials are published and no periodic refresh is due; refreshDue
 // when only the period elapsed.
-func (r *Reconciler) plan(ctx context.Context, obj *unstructured.Unstructured, st *kinds.Status) (passMode, time.Duration) {
-	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
-	if st.Addon == "" || st.ObservedGeneration != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || r.due(obj, st) {
+func (r *Reconciler) plan(ctx context.Context, s *pass) (passMode, time.Duration) {
+	obj, st := s.obj, &s.st
+	a, _ := status.Find(s.conds, status.TypeAddonReady)
+	if st.Addon == "" || st.ObservedGeneration != obj.GetGeneration() || a.Status != string(metav1.ConditionTrue) || r.due(obj, st, s.conds) {
 		return fullPass, 0
 	}
 	src := &corev1.Secret{}
@@ -629,7 +630,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 			}
 		}
 		r.observed.Store(obj.GetUID(), r.now())
-		s.set(clearTransient)
+		s.clearTransient()
 		s.reportDrift(r.addonDrift(obj, &s.st, a))
 		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 	}
@@ -679,7 +680,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		// The Helm side refuses the same templates, so the published Secret stays as it was.
 		return s.fail(status.ReasonSecretTemplateInvalid, err.Error(), nil)
 	}
-	if prev, _ := status.Find(status.Conditions(obj), status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
+	if prev, _ := status.Find(s.conds, status.TypeAddonReady); prev.Status != string(metav1.ConditionTrue) && r.Metrics != nil {
 		if og := s.st.ObservedGeneration; og == 0 || obj.GetGeneration() == 1 {
 			r.Metrics.TimeToReady.WithLabelValues(r.Kind.GVK.Kind).Observe(r.now().Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
@@ -693,7 +694,7 @@ func (r *Reconciler) publish(ctx context.Context, s *pass, addonID, realID strin
 		r.recordPrice(ctx, s, zone)
 	}
 	s.condition(status.TypeAddonReady, metav1.ConditionTrue, status.ReasonProvisioned, msg)
-	s.set(clearTransient)
+	s.clearTransient()
 	if rolloutDue(&s.st) {
 		return r.rollout(ctx, s)
 	}
@@ -870,10 +871,10 @@ func (r *Reconciler) check(s *pass) {
 
 // due says whether a capability needs a full pass of obj (an action asked for, memberships
 // not settled).
-func (r *Reconciler) due(obj *unstructured.Unstructured, st *kinds.Status) bool {
+func (r *Reconciler) due(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) bool {
 	_, caps := r.capabilities()
 	for _, c := range caps {
-		if c.Due(obj, st) {
+		if c.Due(obj, st, conds) {
 			return true
 		}
 	}

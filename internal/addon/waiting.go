@@ -24,7 +24,7 @@ func (r *Reconciler) wait(s *pass, addon *clevercloud.Addon, created time.Time) 
 // waiting is the board's waiter for s's resource when a waiting pass may stand for a full
 // one (nil: a full pass).
 func (r *Reconciler) waiting(s *pass) *waits.Waiter {
-	return r.board.Lookup(s.obj, &s.st, s.key, s.org, s.life.observeOnly || s.life.paused)
+	return r.board.Lookup(s.obj, &s.st, s.conds, s.key, s.org, s.life.observeOnly || s.life.paused)
 }
 
 // waitPass stands for a full pass while the add-on is being provisioned: no call before its

@@ -119,7 +119,7 @@ func ReportStale(s step.Pass, def time.Duration) {
 	if backups == nil {
 		return
 	}
-	prev, _ := status.Find(status.Conditions(obj), status.TypeBackupStale)
+	prev, _ := status.Find(s.Conditions(), status.TypeBackupStale)
 	maxAge, err := MaxAgeOf(obj, def)
 	if err != nil {
 		if s.Condition(status.TypeBackupStale, metav1.ConditionUnknown, status.ReasonInvalidBackupMaxAge, err.Error()) {

@@ -47,9 +47,9 @@ type API interface {
 	RemoveNetworkGroupMember(ctx context.Context, ownerID, networkGroupID, memberID string) error
 }
 
-// Pending says whether the memberships need a full pass: the spec asks for
-// other groups than status holds, or the last attempt did not end with every one joined.
-func Pending(u *unstructured.Unstructured, st *kinds.Status) bool {
+// Pending says whether the memberships need a full pass: the spec asks for other groups than
+// status holds, or the last attempt did not end with every one joined (conds: u's conditions).
+func Pending(u *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) bool {
 	want, have := kinds.WantedGroups(u), st.NetworkGroups
 	if len(want) == 0 && len(have) == 0 {
 		return false
@@ -61,7 +61,7 @@ func Pending(u *unstructured.Unstructured, st *kinds.Status) bool {
 	if !sameSet(want, refs) {
 		return true
 	}
-	c, ok := status.Find(status.Conditions(u), status.TypeNetworkGroups)
+	c, ok := status.Find(conds, status.TypeNetworkGroups)
 	return !ok || c.Status != string(metav1.ConditionTrue)
 }
 
@@ -85,7 +85,7 @@ func (y *Syncer) sync(ctx context.Context, s step.Pass, addon *clevercloud.Addon
 	obj := s.Object()
 	want, have := kinds.WantedGroups(obj), slices.Clone(s.Status().NetworkGroups)
 	if len(want) == 0 && len(have) == 0 {
-		if _, ok := status.Find(status.Conditions(obj), status.TypeNetworkGroups); ok {
+		if _, ok := status.Find(s.Conditions(), status.TypeNetworkGroups); ok {
 			s.RemoveCondition(status.TypeNetworkGroups)
 		}
 		return 0
@@ -354,8 +354,8 @@ func (y *Syncer) Watch(k *kinds.Kind) (client.Object, handler.MapFunc) {
 }
 
 // Due: the memberships are pending (Pending).
-func (y *Syncer) Due(obj *unstructured.Unstructured, st *kinds.Status) bool {
-	return Pending(obj, st)
+func (y *Syncer) Due(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) bool {
+	return Pending(obj, st, conds)
 }
 
 // Provisioned syncs the memberships (Sync).
@@ -364,8 +364,8 @@ func (y *Syncer) Provisioned(ctx context.Context, s step.Pass, addon *cleverclou
 }
 
 // Soon: pending memberships, not synced by this pass, are synced by a full pass in a second.
-func (y *Syncer) Soon(obj *unstructured.Unstructured, st *kinds.Status) time.Duration {
-	if Pending(obj, st) {
+func (y *Syncer) Soon(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) time.Duration {
+	if Pending(obj, st, conds) {
 		return time.Second
 	}
 	return 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/api/shared"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 func ngObject(want []any, have []any, cond string) *unstructured.Unstructured {
@@ -43,7 +44,7 @@ func TestNetworkGroupsPending(t *testing.T) {
 		{"unknown group reported", ngObject([]any{"a"}, nil, "False"), true},
 	} {
 		st := kinds.StatusOf(tc.u)
-		if got := Pending(tc.u, &st); got != tc.pending {
+		if got := Pending(tc.u, &st, status.Conditions(tc.u)); got != tc.pending {
 			t.Errorf("%s: pending = %v, want %v", tc.name, got, tc.pending)
 		}
 	}

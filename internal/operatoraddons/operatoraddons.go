@@ -231,7 +231,7 @@ func versionCondition(s step.Pass, cs metav1.ConditionStatus, reason, msg, event
 type Capability struct{ step.Hooks }
 
 // Due: a reboot or rebuild annotation asks for something not done yet.
-func (Capability) Due(obj *unstructured.Unstructured, st *kinds.Status) bool {
+func (Capability) Due(obj *unstructured.Unstructured, st *kinds.Status, _ []status.Condition) bool {
 	return ActionsPending(obj, st)
 }
 

@@ -47,9 +47,6 @@ type Options[T client.Object] struct {
 	Owned bool
 	// Overlay are changes of an earlier pass not written yet: a replay applies them first.
 	Overlay []func(T)
-	// Prepare derives what the status shows from the rest (Ready, Paused), on every attempt,
-	// just before the comparison with what is stored.
-	Prepare func(T)
 	// Writing runs before each write; Wrote after the write succeeded, with what was stored
 	// before and what is stored now.
 	Writing func()
@@ -78,9 +75,6 @@ func (h *Helper[T]) Commit(ctx context.Context, c client.Client, opt Options[T])
 			next = h.replay(cur, opt)
 		}
 		first = false
-		if opt.Prepare != nil {
-			opt.Prepare(next)
-		}
 		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
 			return nil
 		}

@@ -354,7 +354,16 @@ func ApplyReady(obj *unstructured.Unstructured, now time.Time) bool {
 // (helmPaused) although the engine may not have recorded the user's pause yet: a resource
 // that was Ready stays Ready, as with the engine's Paused condition.
 func ApplyReadyPaused(obj *unstructured.Unstructured, now time.Time, helmPaused bool) bool {
-	conds := Conditions(obj)
+	conds, changed := Derive(Conditions(obj), obj, now, helmPaused)
+	if changed {
+		SetConditions(obj, conds)
+	}
+	return changed
+}
+
+// Derive recomputes Ready and Stalled in conds, the conditions of obj (ApplyReadyPaused on
+// decoded conditions); it reports a change.
+func Derive(conds []Condition, obj *unstructured.Unstructured, now time.Time, helmPaused bool) ([]Condition, bool) {
 	seen := conds
 	if p, ok := Find(conds, TypePaused); helmPaused && (!ok || p.Status != string(metav1.ConditionTrue)) {
 		seen = append(append([]Condition(nil), conds...), Condition{Type: TypePaused, Status: string(metav1.ConditionTrue)})
@@ -367,10 +376,7 @@ func ApplyReadyPaused(obj *unstructured.Unstructured, now time.Time, helmPaused 
 	} else {
 		conds, c2 = Remove(conds, TypeStalled)
 	}
-	if c1 || c2 {
-		SetConditions(obj, conds)
-	}
-	return c1 || c2
+	return conds, c1 || c2
 }
 
 func truncate(s string, n int) string {

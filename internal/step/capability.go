@@ -10,6 +10,7 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/clevercloud"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Capability is something some kinds do beyond the generic pass: backups, migrations, Network
@@ -21,9 +22,10 @@ type Capability interface {
 	// Watch is what else wakes the kind's resources (k): objects of another kind, and the
 	// resources one of them wakes (nil: nothing).
 	Watch(k *kinds.Kind) (client.Object, handler.MapFunc)
-	// Due says whether obj (of status st) needs a full pass though its generation was handled
-	// and it is Ready (an action asked for by annotation, memberships not settled).
-	Due(obj *unstructured.Unstructured, st *kinds.Status) bool
+	// Due says whether obj (of status st and conditions conds) needs a full pass though its
+	// generation was handled and it is Ready (an action asked for by annotation, memberships
+	// not settled).
+	Due(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) bool
 	// Check re-evaluates from status, without a call, what the capability reports, in the
 	// passes that read nothing of it (nothing due at Clever Cloud, a refresh reading
 	// something else).
@@ -39,15 +41,17 @@ type Capability interface {
 	Provisioned(ctx context.Context, s Pass, addon *clevercloud.Addon) (soon time.Duration)
 	// Soon is when the next pass should run (0: at the resync) after a pass that did not run
 	// Provisioned (a wait or a refresh).
-	Soon(obj *unstructured.Unstructured, st *kinds.Status) time.Duration
+	Soon(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition) time.Duration
 }
 
 // Hooks is the Capability that does nothing at every hook point: capabilities embed it.
 type Hooks struct{}
 
 func (Hooks) Watch(*kinds.Kind) (client.Object, handler.MapFunc) { return nil, nil }
-func (Hooks) Due(*unstructured.Unstructured, *kinds.Status) bool { return false }
-func (Hooks) Check(Pass)                                         {}
+func (Hooks) Due(*unstructured.Unstructured, *kinds.Status, []status.Condition) bool {
+	return false
+}
+func (Hooks) Check(Pass) {}
 func (Hooks) Refresh(context.Context, Pass, kinds.RefreshRead, string) (bool, error) {
 	return false, nil
 }
@@ -55,7 +59,9 @@ func (Hooks) Existing(context.Context, Pass, *clevercloud.Addon) error { return 
 func (Hooks) Provisioned(context.Context, Pass, *clevercloud.Addon) time.Duration {
 	return 0
 }
-func (Hooks) Soon(*unstructured.Unstructured, *kinds.Status) time.Duration { return 0 }
+func (Hooks) Soon(*unstructured.Unstructured, *kinds.Status, []status.Condition) time.Duration {
+	return 0
+}
 
 // Source is where a kind's Secret data comes from, one per kind: the add-on's env (the
 // engine's own), an operator add-on's v4 answer, a configuration provider's variables.

@@ -14,20 +14,22 @@ import (
 
 	"github.com/clever-operator/clever-operator/internal/credentials"
 	"github.com/clever-operator/clever-operator/internal/kinds"
+	"github.com/clever-operator/clever-operator/internal/status"
 )
 
 // Pass is one pass of the engine over a resource, as a step sees it. Steps change the
-// status only through Set, Condition and RemoveCondition (the pass writes it once, at its
+// status only through Update, Condition and RemoveCondition (the pass writes it once, at its
 // end) and queue events with Event.
 type Pass interface {
 	// Kind is the resource's row in the table of kinds.
 	Kind() *kinds.Kind
-	// Object is the working copy, with every condition change made so far; Snapshot the
-	// resource as the pass read it. Status is its status, decoded once, with every change
-	// made so far; Update changes it.
+	// Object is the working copy (its status and conditions as the pass read them); Snapshot
+	// the resource as the pass read it. Status and Conditions are its status and conditions,
+	// decoded once, with every change made so far; Update changes the status.
 	Object() *unstructured.Unstructured
 	Snapshot() *unstructured.Unstructured
 	Status() *kinds.Status
+	Conditions() []status.Condition
 	Update(change func(*kinds.Status))
 	// Condition sets a condition and reports whether its reason or message changed (an
 	// event is worth recording only then).

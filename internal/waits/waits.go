@@ -353,18 +353,18 @@ func (b *Board) Busy(credKey, org, kind string) bool {
 	return g != nil && len(g.members) > 0
 }
 
-// Lookup is the waiter of obj (of status st), when a waiting pass may stand for a full one: same add-on in
-// status, still Provisioning, same generation, annotations and credentials (credKey, org),
-// and not frozen (observe-only or paused: such a resource gets full passes). A waiter that
-// no longer matches is dropped.
-func (b *Board) Lookup(obj *unstructured.Unstructured, st *kinds.Status, credKey, org string, frozen bool) *Waiter {
+// Lookup is the waiter of obj (of status st and conditions conds), when a waiting pass may
+// stand for a full one: same add-on in status, still Provisioning, same generation,
+// annotations and credentials (credKey, org), and not frozen (observe-only or paused: such a
+// resource gets full passes). A waiter that no longer matches is dropped.
+func (b *Board) Lookup(obj *unstructured.Unstructured, st *kinds.Status, conds []status.Condition, credKey, org string, frozen bool) *Waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.byUID[obj.GetUID()]
 	if w == nil {
 		return nil
 	}
-	a, _ := status.Find(status.Conditions(obj), status.TypeAddonReady)
+	a, _ := status.Find(conds, status.TypeAddonReady)
 	if w.generation != obj.GetGeneration() || st.ObservedGeneration != w.generation ||
 		st.Addon != w.Addon.ID || a.Status != string(metav1.ConditionFalse) || a.Reason != status.ReasonProvisioning ||
 		w.annotations != annotationsKey(obj) || w.credKey != credKey || w.org != org || frozen {

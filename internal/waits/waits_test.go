@@ -335,7 +335,7 @@ func TestWaitBoardLearns(t *testing.T) {
 	// A spec change (new generation) takes the resource off the board: a full pass.
 	ob := resource("b")
 	ob.SetGeneration(2)
-	if b.Lookup(ob, statusOf(ob), "creds", testOrg, false) != nil || b.byUID["b"] != nil {
+	if b.Lookup(ob, statusOf(ob), status.Conditions(ob), "creds", testOrg, false) != nil || b.byUID["b"] != nil {
 		t.Fatal("a changed resource is still on the board")
 	}
 	b.Drop("c")
@@ -401,7 +401,7 @@ func TestWaitBoardLookup(t *testing.T) {
 				org = c.org
 			}
 			u := waiting(c.mutate)
-			w := b.Lookup(u, statusOf(u), credKey, org, c.frozen)
+			w := b.Lookup(u, statusOf(u), status.Conditions(u), credKey, org, c.frozen)
 			if (w != nil) != c.want || (b.Len() == 1) != c.want {
 				t.Fatalf("found %v (%d waiting), want %v", w != nil, b.Len(), c.want)
 			}
@@ -410,7 +410,7 @@ func TestWaitBoardLookup(t *testing.T) {
 			}
 		})
 	}
-	if u := resource("b"); (&Board{}).Lookup(u, statusOf(u), "creds", testOrg, false) != nil {
+	if u := resource("b"); (&Board{}).Lookup(u, statusOf(u), status.Conditions(u), "creds", testOrg, false) != nil {
 		t.Fatal("a waiter found on an empty board")
 	}
 }

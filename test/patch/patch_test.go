@@ -108,12 +108,10 @@ var _ = Describe("Commit", func() {
 
 		h = patch.New(ng)
 		h.Set(setField("id", "ng_1"))
-		var prepared int
-		wrote, err = h.Commit(ctx, cc, patch.Options[*unstructured.Unstructured]{Prepare: func(*unstructured.Unstructured) { prepared++ }})
+		wrote, err = h.Commit(ctx, cc, patch.Options[*unstructured.Unstructured]{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(wrote).To(BeTrue())
 		Expect(writes).To(Equal(1))
-		Expect(prepared).To(Equal(1))
 		Expect(kinds.Path{"status", "id"}.String(live(ng))).To(Equal("ng_1"))
 		Expect(h.Obj.GetResourceVersion()).To(Equal(live(ng).GetResourceVersion()), "Obj holds what was stored")
 	})
@@ -168,22 +166,6 @@ var _ = Describe("Commit", func() {
 		got := live(ng)
 		Expect(kinds.Path{"status", "id"}.String(got)).To(Equal("ng_3"))
 		Expect(got.GetLabels()).To(HaveKeyWithValue("team", "a"))
-	})
-
-	It("replays only what it derives when it recorded nothing and does not own the status", func() {
-		ng := networkGroup(namespace(), "derived")
-		h := patch.New(ng) // no recorded change: only Prepare's derivation is due
-
-		other := live(ng) // another writer of the same status, after the snapshot
-		Expect(unstructured.SetNestedField(other.Object, "theirs", "status", "network")).To(Succeed())
-		Expect(c.Status().Update(ctx, other)).To(Succeed())
-
-		wrote, err := h.Commit(ctx, c, patch.Options[*unstructured.Unstructured]{Prepare: setField("id", "derived")})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(wrote).To(BeTrue())
-		got := live(ng)
-		Expect(kinds.Path{"status", "id"}.String(got)).To(Equal("derived"))
-		Expect(kinds.Path{"status", "network"}.String(got)).To(Equal("theirs"), "the other writer's field is not overwritten by the stale working copy")
 	})
 
 	It("commits a typed object's status, replayed after a conflict", func() {
