@@ -226,11 +226,6 @@ func (Source) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _
 	return read(data, pending, info), err
 }
 
-// Refresh reads as a full pass does (Read): the v4 answer, one call with today's API.
-func (src Source) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
-	return src.Read(ctx, s, addon, false)
-}
-
 func (Source) NeedsRealID() bool    { return false }
 func (Source) Waited() bool         { return false }
 func (Source) ReportsVersion() bool { return true }
