@@ -61,10 +61,6 @@ func (envSource) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon
 	return step.Read{Data: data}, nil
 }
 
-func (src envSource) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
-	return src.Read(ctx, s, addon, false)
-}
-
 func (envSource) NeedsRealID() bool    { return false }
 func (envSource) Waited() bool         { return true }
 func (envSource) ReportsVersion() bool { return false }

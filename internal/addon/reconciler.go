@@ -634,7 +634,7 @@ func (r *Reconciler) refresh(ctx context.Context, s *pass) error {
 		s.reportDrift(r.addonDrift(obj, &s.st, a))
 		return stop(ctrl.Result{RequeueAfter: queue.Jitter(r.resyncPeriod(obj))})
 	}
-	rd, err := source.Refresh(ctx, s, &clevercloud.Addon{ID: addonID, RealID: realID}, secrets.Strings(src.Data), n, forced)
+	rd, err := source.Read(ctx, s, &clevercloud.Addon{ID: addonID, RealID: realID}, false)
 	if rd.Status != nil {
 		s.recorded = rd.Status
 	}

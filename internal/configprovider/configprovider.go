@@ -43,10 +43,6 @@ func (Source) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, c
 	return step.Read{Data: want}, nil
 }
 
-func (src Source) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ map[string]string, _ int, _ bool) (step.Read, error) {
-	return src.Read(ctx, s, addon, false)
-}
-
 func (Source) NeedsRealID() bool    { return true }
 func (Source) Waited() bool         { return false }
 func (Source) ReportsVersion() bool { return false }

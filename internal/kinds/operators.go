@@ -80,10 +80,10 @@ var operatorRequired = map[string][]string{
 	"addon-otoroshi": {"CC_OTOROSHI_URL", "CC_OTOROSHI_INITIAL_ADMIN_LOGIN", "CC_OTOROSHI_INITIAL_ADMIN_PASSWORD"},
 }
 
-// OperatorData merges the v4 answer and the v2 env into the Secret data: for each of the
-// kind's keys the v4 field, else the same name in v4's envVars, else the v2 env. Other v2
-// variables are kept as they are (an add-on that still publishes them keeps its Secret).
-// missing lists the required keys that have no value yet.
+// OperatorData is the Secret data of an operator add-on: for each of the kind's keys the v4
+// field, else the same name in v4's envVars, else env. env is the v2 env of an add-on still on
+// it (read only when v4 lacks a required key; nil otherwise): its other variables are kept as
+// they are. missing lists the required keys that have no value yet.
 func OperatorData(segment string, info *clevercloud.OperatorInfo, env map[string]string) (data map[string]string, missing []string) {
 	data = make(map[string]string, len(env)+8)
 	for k, v := range env {

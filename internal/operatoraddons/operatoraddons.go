@@ -4,9 +4,14 @@
 // their URLs and initial credentials as add-on environment variables: they are served by
 // GET /v4/addon-providers/addon-<name>/addons/<realId> (clever-client.js
 // src/clients/cc-api/commands/<name>/get-<name>-info-command.ts; Go SDK models/<name>.go).
-// The engine fills their Secrets from that answer under the key names they always had,
-// falling back to the v2 env only for keys the v4 answer does not give. They also act on
-// annotations (reboot, rebuild) and on spec.version.
+// The engine fills their Secrets from that answer alone under the key names they always had,
+// as Clever Cloud's own clients do: the Terraform provider's Create and Read
+// (terraform-provider-clevercloud pkg/resources/software/keycloak/crud.go, otoroshi/crud.go)
+// and clever-tools' `clever <operator> get` (src/lib/operator-commands.js operatorPrint) read
+// the v4 answer (accessUrl, initialCredentials, api, envVars) and never the add-on's v2 env.
+// The v2 env is read only for an add-on whose v4 answer lacks a key its Secret needs (one
+// still on the old v2 env). They also act on annotations (reboot, rebuild) and on
+// spec.version.
 package operatoraddons
 
 import (
@@ -34,63 +39,31 @@ const (
 	AnnotationRebuildRequestedAt = kinds.Group + "/rebuild-requested-at"
 )
 
-// Credentials reads the v4 answer and the v2 env of an operator add-on. pending is set while
-// Clever Cloud has not served what the Secret needs yet (v4 answers 404 for an add-on it is
-// still creating). The v4 answer is returned for the pass to publish.
+// Credentials reads an operator add-on's Secret data: its v4 answer, and its v2 env only when
+// that answer lacks a required key (an add-on still on the old v2 env; kinds.OperatorData
+// merges them). pending is set while Clever Cloud has not served what the Secret needs yet (v4
+// answers 404 for an add-on it is still creating); no v2 read then. The v4 answer is returned
+// for the pass to publish. Full passes and periodic refreshes read the same way: with today's
+// API, one call.
 func Credentials(ctx context.Context, s step.Pass, addonID, realID string) (data map[string]string, pending string, info *clevercloud.OperatorInfo, err error) {
 	k := s.Kind()
 	info, err = s.API().GetOperator(ctx, k.Operator, realID)
 	switch {
 	case clevercloud.IsNotFound(err):
-		info = nil
+		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (GET /v4/addon-providers/%s/addons/%s does not answer yet)", addonID, k.Operator, realID), nil, nil
 	case err != nil:
 		return nil, "", nil, err
 	}
-	env, err := s.API().GetAddonEnv(ctx, s.Org(), addonID)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	data, missing := kinds.OperatorData(k.Operator, info, clevercloud.EnvMap(env))
-	if info == nil {
-		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (GET /v4/addon-providers/%s/addons/%s does not answer yet)", addonID, k.Operator, realID), nil, nil
-	}
+	data, missing := kinds.OperatorData(k.Operator, info, nil)
 	if len(missing) > 0 {
-		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (not served yet: %s)", addonID, strings.Join(missing, ", ")), nil, nil
-	}
-	return data, "", info, nil
-}
-
-// Refresh is the credentials read of an operator add-on's periodic refresh: one call
-// per period like every kind's, where a full pass reads both the v4 answer and the v2 env.
-// The refreshes that read credentials (n even: the odd ones read the add-on) take the v4
-// answer and the v2 env in turn; the half not read is what was published last (prev, the
-// source Secret's data). A change at v4 or v2 is seen within four periods, an add-on gone
-// within two (both answer 404); a reconcile request (annotation) reads both at once.
-func Refresh(ctx context.Context, s step.Pass, addonID, realID string, prev map[string]string, n int) (data map[string]string, pending string, info *clevercloud.OperatorInfo, err error) {
-	op := s.Kind().Operator
-	var missing []string
-	if n%4 == 0 {
-		if info, err = s.API().GetOperator(ctx, op, realID); err != nil {
-			return nil, "", nil, err
-		}
-		data, missing = kinds.OperatorData(op, info, prev)
-	} else {
 		env, err := s.API().GetAddonEnv(ctx, s.Org(), addonID)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		// The kind's own keys as published (v4 serves them first), the rest from the v2 env.
-		fresh := clevercloud.EnvMap(env)
-		for _, key := range kinds.OperatorKeys(op) {
-			if v := prev[key]; v != "" {
-				fresh[key] = v
-			}
-		}
-		data, missing = kinds.OperatorData(op, nil, fresh)
+		data, missing = kinds.OperatorData(k.Operator, info, clevercloud.EnvMap(env))
 	}
 	if len(missing) > 0 {
-		// Published before, missing now: a full pass reads both and says what is missing.
-		return nil, fmt.Sprintf("not served any more: %s", strings.Join(missing, ", ")), info, nil
+		return nil, fmt.Sprintf("waiting for Clever Cloud to provision add-on %s (not served yet: %s)", addonID, strings.Join(missing, ", ")), nil, nil
 	}
 	return data, "", info, nil
 }
@@ -243,21 +216,13 @@ func (Capability) Existing(ctx context.Context, s step.Pass, addon *clevercloud.
 	return Act(ctx, s, addon)
 }
 
-// Source is the operator add-ons' credentials (step.Source): the v4 answer and the v2 env
-// (Credentials, Refresh), whose non-secret facts (the version, the access URL) go to status.
+// Source is the operator add-ons' credentials (step.Source): the v4 answer, the v2 env only
+// for an add-on still on it (Credentials), whose non-secret facts (the version, the access URL)
+// go to status.
 type Source struct{}
 
 func (Source) Read(ctx context.Context, s step.Pass, addon *clevercloud.Addon, _ bool) (step.Read, error) {
 	data, pending, info, err := Credentials(ctx, s, addon.ID, addon.RealID)
-	return read(data, pending, info), err
-}
-
-// Refresh reads v4 or the v2 env in turn (Refresh); a reconcile request reads both.
-func (src Source) Refresh(ctx context.Context, s step.Pass, addon *clevercloud.Addon, prev map[string]string, n int, forced bool) (step.Read, error) {
-	if forced {
-		return src.Read(ctx, s, addon, false)
-	}
-	data, pending, info, err := Refresh(ctx, s, addon.ID, addon.RealID, prev, n)
 	return read(data, pending, info), err
 }
 

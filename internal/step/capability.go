@@ -66,12 +66,10 @@ func (Hooks) Soon(*unstructured.Unstructured, *kinds.Status, []status.Condition)
 // Source is where a kind's Secret data comes from, one per kind: the add-on's env (the
 // engine's own), an operator add-on's v4 answer, a configuration provider's variables.
 type Source interface {
-	// Read reads the data in a full pass (created: this pass created the add-on; its
-	// ConfigKeys, when known, are the variables Clever Cloud will publish).
+	// Read reads the data, in a full pass or a periodic refresh (created: this pass created
+	// the add-on; its ConfigKeys, when known, are the variables Clever Cloud will publish; a
+	// refresh's addon holds its ids only).
 	Read(ctx context.Context, s Pass, addon *clevercloud.Addon, created bool) (Read, error)
-	// Refresh reads it in the n-th periodic refresh (forced: a reconcile request); prev is
-	// the data published last. addon holds its ids only.
-	Refresh(ctx context.Context, s Pass, addon *clevercloud.Addon, prev map[string]string, n int, forced bool) (Read, error)
 	// NeedsRealID: reading needs the add-on's real id (a refresh without it is a full pass).
 	NeedsRealID() bool
 	// Waited: a pending read means provisioning, waited for on the board (internal/waits).
