@@ -59,7 +59,27 @@ func TestSummarize(t *testing.T) {
 	if p.ByResource["update <add-on>/status"] != 3 || p.ByResource["patch <add-on>"] != 1 || p.ByResource["create secrets"] != 1 || p.FailedByResource["update <add-on>/status 409"] != 1 {
 		t.Errorf("by resource: %v, refused: %v", p.ByResource, p.FailedByResource)
 	}
+	three := summarize(append(events, event("update", "api.clever-cloud.com", "redis", "status", "b", "r1", 200)), 2, time.Second)
+	if three.StatusMaxPerResource != 3 || len(three.StatusOverTwo) != 1 || three.StatusOverTwo["redis b/r1"] != 3 || p.StatusOverTwo != nil {
+		t.Errorf("over two: %v (max %d); before the third write: %v", three.StatusOverTwo, three.StatusMaxPerResource, p.StatusOverTwo)
+	}
 	if z := summarize(nil, 15, time.Second); z.Writes != 0 || z.PerResource != 0 || z.StatusMaxPerResource != 0 {
 		t.Errorf("no event: %+v", z)
+	}
+}
+
+// Every spec change has its own phase in results.json.
+func TestSpecCasesPhases(t *testing.T) {
+	var a A1
+	seen := map[*AuditPhase]string{}
+	for _, c := range specCases {
+		p := a.specPhase(c.name)
+		if other, dup := seen[p]; dup {
+			t.Errorf("%s and %s share a phase", c.name, other)
+		}
+		seen[p] = c.name
+	}
+	if a.specPhase("spec.secret.labels") != &a.SpecChange {
+		t.Error("spec.secret.labels is not A1.SpecChange (JSON specChange)")
 	}
 }

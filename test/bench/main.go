@@ -12,7 +12,8 @@
 //	P7  realistic API (latency, provisioning delay): calls per resource by route over
 //	    create → Ready → delete, time to all Ready, the requeue pattern (env reads per add-on)
 //	A1  Kubernetes writes per resource (status, the resource, Secrets, Helm release Secrets,
-//	    events...) from kube-apiserver's audit log: to Ready, after a spec change, idle, delete
+//	    events...) from kube-apiserver's audit log: to Ready, after each of four spec changes
+//	    (spec.secret labels, annotations, templates; spec.deletionPolicy), idle, delete
 //	chart  time-to-Ready vs N, operator and floor (PNG)
 //
 // Usage: make bench [BENCH_ARGS="-only P4 -n 100"]; make bench BENCH_ARGS="-only A1";

@@ -2,17 +2,22 @@ package operator_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -258,6 +263,92 @@ var _ = Describe("status writes of a new resource", func() {
 			}
 		}
 		Fail("the watch ended before the resource was Ready: " + strings.Join(seen, "; "))
+	})
+})
+
+var _ = Describe("status writes of a spec change", func() {
+	// A spec change costs each side one status write at most: the engine's pass records the
+	// generation, the Helm side's reconcile its upgrade (Deployed), each write carrying the
+	// other side's part (statusmerge). Every version a watcher sees whose status differs from
+	// the one before is one status write (a write that changes nothing makes no version).
+	It("costs at most two status writes per change of spec.secret (labels, annotations, templates) or of the rest of the spec", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		ns := suite.NewNamespace()
+		cr := suite.Sample("api_v1_postgresql.yaml", ns)
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(suite.ReadyOf(cr)).Should(Equal("True/Provisioned"))
+
+		dyn, err := dynamic.NewForConfig(restCfg)
+		Expect(err).NotTo(HaveOccurred())
+		gvr := schema.GroupVersionResource{Group: cr.GroupVersionKind().Group, Version: cr.GroupVersionKind().Version, Resource: "postgresqls"}
+		start := suite.Live(cr)
+		w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{
+			FieldSelector: "metadata.name=" + cr.GetName(), ResourceVersion: start.GetResourceVersion(),
+		})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		// statusWrites counts the versions whose status differs from the one before.
+		var mu sync.Mutex
+		statusWrites, last := 0, start.Object["status"]
+		go func() {
+			defer GinkgoRecover()
+			for ev := range w.ResultChan() {
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Modified {
+					mu.Lock()
+					if !equality.Semantic.DeepEqual(u.Object["status"], last) {
+						statusWrites++
+						last = u.Object["status"]
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+		written := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return statusWrites
+		}
+		// quiet is true once no status was written between two of its calls, 3 s apart: the
+		// Helm side's reconcile after its upgrade (woken by the Secret it rewrote) comes a
+		// moment after the change shows.
+		quiet := func() func() bool {
+			seen := -1
+			return func() bool {
+				n := written()
+				ok := n == seen
+				seen = n
+				return ok
+			}
+		}
+		Eventually(quiet()).WithPolling(3*time.Second).WithTimeout(time.Minute).Should(BeTrue(), "settled after Ready")
+		secret := cr.GetName() + "-secrets"
+		for _, c := range []struct {
+			name  string
+			patch string
+			shown func(*corev1.Secret) bool
+		}{
+			{"spec.secret.labels", `{"spec":{"secret":{"labels":{"team":"payments"}}}}`,
+				func(s *corev1.Secret) bool { return s.Labels["team"] == "payments" }},
+			{"spec.secret.annotations", `{"spec":{"secret":{"annotations":{"reloader.example/match":"true"}}}}`,
+				func(s *corev1.Secret) bool { return s.Annotations["reloader.example/match"] == "true" }},
+			{"spec.secret.templates", `{"spec":{"secret":{"templates":{"APP_ENV":"production"}}}}`,
+				func(s *corev1.Secret) bool { return string(s.Data["APP_ENV"]) == "production" }},
+			{"spec.deletionPolicy", `{"spec":{"deletionPolicy":"Delete"}}`, nil},
+		} {
+			before := written()
+			cur := cr.DeepCopy()
+			Expect(k8s.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(c.patch)))).To(Succeed())
+			Eventually(func() bool {
+				live := suite.Live(cr)
+				og, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
+				s := suite.Secret(ns, secret)
+				return og == cur.GetGeneration() && kube.IsReady(live) && s != nil && (c.shown == nil || c.shown(s))
+			}).Should(BeTrue(), "%s: handled and published", c.name)
+			Eventually(quiet()).WithPolling(3*time.Second).WithTimeout(time.Minute).Should(BeTrue(), "%s: settled", c.name)
+			fmt.Fprintf(GinkgoWriter, "%s: %d status writes\n", c.name, written()-before)
+			Expect(written()-before).To(BeNumerically("<=", 2), "%s: status writes", c.name)
+		}
 	})
 })
 
