@@ -74,12 +74,12 @@ func run() error {
 	var c config
 	var sizes string
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
-	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,P5S,P6,P7,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,P5S (P5 small),P6,P7,chart")
+	flag.StringVar(&c.only, "only", strings.Join(allParts, ","), "comma-separated subset of A1,P1,P2,P3,P4,P5,P5S (P5 small),P6,P7,chart")
 	flag.IntVar(&c.p7N, "p7-n", 500, "P7: number of resources (realistic API)")
 	flag.DurationVar(&c.p7Latency, "p7-latency", 150*time.Millisecond, "P7: fake API latency")
 	flag.DurationVar(&c.p7Jitter, "p7-jitter", 50*time.Millisecond, "P7: fake API random extra latency")
 	flag.StringVar(&c.p7APIServerProfile, "p7-apiserver-profile", "", "P7: write a CPU profile of kube-apiserver over the first 15 s of the creates to this file")
-	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 10 s)")
+	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 5 s)")
 	flag.IntVar(&c.p6N, "p6-n", 5000, "P6: number of resources")
 	flag.IntVar(&c.p6Base, "p6-base", 1000, "P6: the smaller run time per resource is compared with")
 	flag.IntVar(&c.p6Secrets, "p6-secrets", 20000, "P6: unrelated Secrets in the watched namespace")
@@ -146,7 +146,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
+	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c), PartSeconds: map[string]float64{}}}
 	b.res.Machine = machineFacts()
 	h, err := kube.StartHarness(ctx, kube.HarnessOptions{
 		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step, AuditLog: sel["A1"],
@@ -167,25 +167,26 @@ func run() error {
 	if err := b.op.Start(); err != nil {
 		return err
 	}
+	b.timed("setup", b.res.Started)
 
 	if sel["A1"] {
-		if err := b.a1(ctx); err != nil {
+		if err := b.part("A1", func() error { return b.a1(ctx) }); err != nil {
 			return fmt.Errorf("A1: %w", err)
 		}
 	}
 
 	if sel["P4"] {
-		if err := b.p4(ctx); err != nil {
+		if err := b.part("P4", func() error { return b.p4(ctx) }); err != nil {
 			return fmt.Errorf("P4: %w", err)
 		}
 	}
 	if sel["P5S"] {
-		if err := b.p5small(ctx); err != nil {
+		if err := b.part("P5S", func() error { return b.p5small(ctx) }); err != nil {
 			return fmt.Errorf("P5 small: %w", err)
 		}
 	}
 	if sel["P7"] {
-		if err := b.p7(ctx); err != nil {
+		if err := b.part("P7", func() error { return b.p7(ctx) }); err != nil {
 			return fmt.Errorf("P7: %w", err)
 		}
 	}
@@ -199,18 +200,23 @@ func run() error {
 		}
 		slices.Sort(ns)
 		for _, n := range ns {
-			if err := b.scale(ctx, n, n == c.n && sel["P2"]); err != nil {
+			name := "chart"
+			if n == c.n && (sel["P1"] || sel["P2"]) {
+				name = "P1"
+			}
+			if err := b.part(name, func() error { return b.scale(ctx, n, n == c.n && sel["P2"]) }); err != nil {
 				return fmt.Errorf("N=%d: %w", n, err)
 			}
 		}
 		if sel["P1"] {
 			for i := 1; i < c.p1Runs; i++ {
 				step(fmt.Sprintf("P1: run %d of %d at N=%d", i+1, c.p1Runs, c.n))
-				if err := b.scale(ctx, c.n, false); err != nil {
+				if err := b.part("P1", func() error { return b.scale(ctx, c.n, false) }); err != nil {
 					return fmt.Errorf("P1 run %d: %w", i+1, err)
 				}
 			}
 			b.res.P1.summarize()
+			fmt.Printf("    P1: median %.2f, spread %.0f %%\n", b.res.P1.Ratio, 100*b.res.P1.Spread)
 		}
 	}
 	if sel["P3"] || sel["P5"] {
@@ -219,7 +225,7 @@ func run() error {
 		}
 	}
 	if sel["P6"] {
-		if err := b.p6(ctx); err != nil {
+		if err := b.part("P6", func() error { return b.p6(ctx) }); err != nil {
 			return fmt.Errorf("P6: %w", err)
 		}
 	}
@@ -230,6 +236,7 @@ func run() error {
 		b.res.ChartFile = c.chartOut
 	}
 	b.res.Finished = time.Now().UTC()
+	b.res.Seconds = b.res.Finished.Sub(b.res.Started).Seconds()
 	b.res.Goals = b.goals(sel)
 	printSummary(b.res)
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
@@ -271,6 +278,24 @@ func (b *bench) operatorArgs(extra ...string) []string {
 }
 
 func step(s string) { fmt.Println("==> " + s) }
+
+// allParts are the parts -only selects from; a run of all of them is a full run.
+var allParts = []string{"A1", "P1", "P2", "P3", "P4", "P5", "P5S", "P6", "P7", "chart"}
+
+// part runs one part and adds its duration to PartSeconds[name].
+func (b *bench) part(name string, f func() error) error {
+	t := time.Now()
+	err := f()
+	b.timed(name, t)
+	return err
+}
+
+// timed adds the time since t to PartSeconds[name] and prints it.
+func (b *bench) timed(name string, t time.Time) {
+	d := time.Since(t).Seconds()
+	b.res.PartSeconds[name] += d
+	fmt.Printf("    [%s: %s, %s so far]\n", name, minSec(d), minSec(time.Since(b.res.Started).Seconds()))
+}
 
 func machineFacts() Machine {
 	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
