@@ -104,7 +104,7 @@ func run() error {
 	flag.IntVar(&c.workers, "workers", 0, "operator --max-concurrent-reconciles (0: the operator's default)")
 	flag.IntVar(&c.floorWorkers, "floor-workers", 56, "floor: concurrent writers (the operator has 4 workers x 14 kinds per side)")
 	flag.IntVar(&c.applyWorkers, "apply-workers", 16, "concurrent creates when applying resources")
-	flag.DurationVar(&c.resync, "resync", time.Minute, "P3: short --resync-period (and Helm reconcile period) the idle cost is measured with")
+	flag.DurationVar(&c.resync, "resync", 30*time.Second, "P3: short --resync-period (and Helm reconcile period) the idle cost is measured with (30s: the shortest a resource's annotation may ask for)")
 	flag.DurationVar(&c.idleWindow, "idle-window", 0, "P3: measurement window (default 3 x -resync: one whole cycle of the refresh reads, add-on, backups, env)")
 	flag.DurationVar(&c.baseWindow, "base-window", 30*time.Second, "P3: window with nothing due (default periods) for the baseline CPU")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "per-phase timeout")

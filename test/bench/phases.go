@@ -354,8 +354,9 @@ func (b *bench) idle(ctx context.Context, p3, p5 bool) error {
 	// three, so that each resource has had its first backups read (its second refresh, at up
 	// to 2.2 periods with the jitter: a one-time status write of its first status.backups)
 	// and the Helm side has reconciled every resource once after the restart (a real dry-run
-	// each, minutes at 1,000) before the window, which then measures the steady state; the
-	// Helm side's one.
+	// each: about 12 s at 1,000 on a busy 2-core machine) before the window, which then
+	// measures the steady state; the Helm side's one (its first pass, then one reconcile of
+	// every resource a period).
 	measure := func(what string, settle int, args ...string) (cpuPct float64, calls int, err error) {
 		step(fmt.Sprintf("P3: operator restarted with %s", what))
 		if err := b.op.Stop(10 * time.Second); err != nil {
