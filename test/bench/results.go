@@ -295,8 +295,15 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 			for _, x := range p.Pairs {
 				growths = append(growths, fmt.Sprintf("%.2f", x.Growth))
 			}
-			g = append(g, Goal{"P6", fmt.Sprintf("time per resource at N=%d over N=%d, median of %d pairs measured back to back (%s); the median pair: %.1f ms (all Ready in %.0fs) over %.1f ms; %d unrelated Secrets + %d ConfigMaps; the floor's own ratio %.2f (median)", big.N, ref.N, len(p.Pairs), strings.Join(growths, ", "), big.PerResourceMillis, big.ReadySeconds, ref.PerResourceMillis, p.UnrelatedSecrets, p.UnrelatedConfigMaps, p.FloorGrowth),
-				"≤ 1.2", fmt.Sprintf("%.2f", p.Growth), p.Growth <= 1.2})
+			which := ""
+			if len(p.Pairs) > 1 {
+				which = "; the median pair"
+			}
+			metric := fmt.Sprintf("time per resource at N=%d over N=%d, %s measured back to back (%s)%s: %.1f ms (all Ready in %.0fs) over %.1f ms; %d unrelated Secrets + %d ConfigMaps; the floor's own ratio %.2f", big.N, ref.N, pairsText(len(p.Pairs)), strings.Join(growths, ", "), which, big.PerResourceMillis, big.ReadySeconds, ref.PerResourceMillis, p.UnrelatedSecrets, p.UnrelatedConfigMaps, p.FloorGrowth)
+			if p.Undecided() {
+				metric += "; within one pair's spread of the goal: confirm with -only P6 -p6-repeats 3"
+			}
+			g = append(g, Goal{"P6", metric, fmt.Sprintf("≤ %.1f", p6Goal), fmt.Sprintf("%.2f", p.Growth), p.Growth <= p6Goal})
 			g = append(g, Goal{"P6", fmt.Sprintf("operator peak RSS over all %d runs (anonymous peak %.1f MiB)", len(p.Runs), p.Footprint.PeakAnonMiB),
 				"≤ 256 MiB", fmt.Sprintf("%.1f MiB", p.Footprint.PeakRSSMiB), p.Footprint.PeakRSSMiB <= 256})
 			g = append(g, Goal{"P6", fmt.Sprintf("kube-apiserver writes per resource to Ready at N=%d, the median pair (%.1f KiB of bodies; Helm release Secrets %d, highest revision %d)", big.N, big.BytesPerResource/1024, big.HelmReleaseSecrets, big.HelmMaxRevision),

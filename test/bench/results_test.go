@@ -65,3 +65,29 @@ func TestDurationGoal(t *testing.T) {
 		t.Fatal("no chart: a full run")
 	}
 }
+
+func TestP6Undecided(t *testing.T) {
+	for _, c := range []struct {
+		pairs  []float64
+		growth float64
+		want   bool
+	}{
+		{[]float64{0.89}, 0.89, false}, // a quarter below the goal and more: decided
+		{[]float64{0.97}, 0.97, true},
+		{[]float64{1.2}, 1.2, true},
+		{[]float64{1.49}, 1.49, true},
+		{[]float64{1.6}, 1.6, false},
+		{[]float64{1.0, 1.1, 1.2}, 1.1, false}, // three pairs: the median decides
+	} {
+		p := &P6{Growth: c.growth}
+		for _, g := range c.pairs {
+			p.Pairs = append(p.Pairs, P6Pair{Growth: g})
+		}
+		if got := p.Undecided(); got != c.want {
+			t.Errorf("pairs %v, growth %.2f: undecided %v, want %v", c.pairs, c.growth, got, c.want)
+		}
+	}
+	if (&P6{}).Undecided() {
+		t.Error("no pair: undecided")
+	}
+}
