@@ -193,7 +193,7 @@ func run() error {
 	if sel["P1"] || sel["P2"] || sel["chart"] {
 		ns := []int{}
 		if sel["chart"] {
-			ns = append(ns, c.sizes...)
+			ns = chartSizes(c, sel)
 		}
 		if (sel["P1"] || sel["P2"]) && !slices.Contains(ns, c.n) {
 			ns = append(ns, c.n)
@@ -225,7 +225,7 @@ func run() error {
 		}
 	}
 	if sel["P6"] {
-		if err := b.part("P6", func() error { return b.p6(ctx) }); err != nil {
+		if err := b.part("P6", func() error { return b.p6(ctx, sel["chart"]) }); err != nil {
 			return fmt.Errorf("P6: %w", err)
 		}
 	}
@@ -295,6 +295,19 @@ func (b *bench) timed(name string, t time.Time) {
 	d := time.Since(t).Seconds()
 	b.res.PartSeconds[name] += d
 	fmt.Printf("    [%s: %s, %s so far]\n", name, minSec(d), minSec(time.Since(b.res.Started).Seconds()))
+}
+
+// chartSizes are the chart's sizes this run measures on their own: those P6 measures (-p6-base
+// and -p6-n, when P6 runs) are taken from it.
+func chartSizes(c config, sel map[string]bool) []int {
+	var ns []int
+	for _, n := range c.sizes {
+		if sel["P6"] && (n == c.p6Base || n == c.p6N) {
+			continue
+		}
+		ns = append(ns, n)
+	}
+	return ns
 }
 
 func machineFacts() Machine {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -126,7 +127,9 @@ type P6Run struct {
 	SecondsByResource  map[string]float64 `json:"apiserverSecondsByResource"`
 }
 
-func (b *bench) p6(ctx context.Context) error {
+// p6 measures P6; with chart, its median pair's runs are also the chart's points at -p6-n and,
+// when -sizes has it, at -p6-base.
+func (b *bench) p6(ctx context.Context, chart bool) error {
 	c := b.h.Client
 	r := &P6{UnrelatedSecrets: b.c.p6Secrets, UnrelatedConfigMaps: b.c.p6ConfigMaps}
 	if len(b.leftover) > 0 {
@@ -189,9 +192,14 @@ func (b *bench) p6(ctx context.Context) error {
 	}
 	r.Footprint = fp
 	r.summarize()
-	if _, big, ok := r.median(); ok {
-		b.res.Chart = append(b.res.Chart, ChartPoint{N: big.N, OperatorSeconds: big.ReadySeconds, FloorSeconds: big.FloorSeconds, DeleteSeconds: big.DeleteSeconds,
-			LoadAvgOperator: big.LoadAvg, LoadAvgFloor: big.FloorLoadAvg, Note: fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)})
+	if ref, big, ok := r.median(); ok {
+		note := fmt.Sprintf("P6: %d unrelated Secrets, %d ConfigMaps", b.c.p6Secrets, b.c.p6ConfigMaps)
+		for _, run := range []P6Run{ref, big} {
+			if run.N == big.N || (chart && slices.Contains(b.c.sizes, run.N)) {
+				b.res.Chart = append(b.res.Chart, ChartPoint{N: run.N, OperatorSeconds: run.ReadySeconds, FloorSeconds: run.FloorSeconds, DeleteSeconds: run.DeleteSeconds,
+					LoadAvgOperator: run.LoadAvg, LoadAvgFloor: run.FloorLoadAvg, Note: note})
+			}
+		}
 	}
 	b.res.P6 = r
 	fmt.Printf("    P6: time per resource at %d / at %d, %s: %.2f (the floor's: %.2f); operator peak RSS %.1f MiB (anonymous peak %.1f MiB)\n",

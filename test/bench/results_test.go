@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +90,15 @@ func TestP6Undecided(t *testing.T) {
 	}
 	if (&P6{}).Undecided() {
 		t.Error("no pair: undecided")
+	}
+}
+
+func TestChartSizes(t *testing.T) {
+	c := config{sizes: []int{100, 250, 500, 1000, 2000}, p6Base: 1000, p6N: 5000}
+	if got := chartSizes(c, map[string]bool{"chart": true, "P6": true}); !slices.Equal(got, []int{100, 250, 500, 2000}) {
+		t.Fatalf("with P6: %v (1000 is P6's base run)", got)
+	}
+	if got := chartSizes(c, map[string]bool{"chart": true}); !slices.Equal(got, c.sizes) {
+		t.Fatalf("without P6: %v", got)
 	}
 }
