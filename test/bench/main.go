@@ -266,6 +266,8 @@ type bench struct {
 	// leftover are resources an earlier part left Ready in nsOperator (P3/P5's), deleted
 	// before P6 so that P6 counts only its own.
 	leftover []*unstructured.Unstructured
+	// warm is the last process warmed up (warmup).
+	warm warmKey
 }
 
 func (b *bench) operatorArgs(extra ...string) []string {

@@ -147,13 +147,13 @@ func (b *bench) p6(ctx context.Context, chart bool) error {
 	step(fmt.Sprintf("P6: %d unrelated Secrets (1 KiB) and %d unrelated ConfigMaps in namespace %s", b.c.p6Secrets, b.c.p6ConfigMaps, nsOperator))
 	payload := make([]byte, 1024)
 	_, _ = rand.Read(payload)
-	if err := createUnrelated(ctx, c, b.c.p6Secrets, b.c.applyWorkers, func(i int) client.Object {
+	if err := createUnrelated(ctx, c, b.c.p6Secrets, setupWorkers, func(i int) client.Object {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Namespace: nsOperator,
 			Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}}
 	}); err != nil {
 		return err
 	}
-	if err := createUnrelated(ctx, c, b.c.p6ConfigMaps, b.c.applyWorkers, func(i int) client.Object {
+	if err := createUnrelated(ctx, c, b.c.p6ConfigMaps, setupWorkers, func(i int) client.Object {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-cm-%d", i), Namespace: nsOperator,
 			Labels: map[string]string{"app": "unrelated"}}, Data: map[string]string{"blob": string(payload[:512])}}
 	}); err != nil {
@@ -340,7 +340,7 @@ func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) 
 	}
 	run.FloorSeconds, run.FloorLoadAvg = time.Since(tf).Seconds(), loadAvg()
 	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", run.FloorSeconds, run.ReadySeconds/run.FloorSeconds)
-	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, b.c.applyWorkers); err != nil {
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs); err != nil {
 		return run, fmt.Errorf("floor cleanup: %w", err)
 	}
 	return run, nil
