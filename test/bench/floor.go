@@ -130,17 +130,20 @@ func floorOne(ctx context.Context, c client.Client, in *unstructured.Unstructure
 		cond("AddonReady", "True", "Provisioned"), cond("Initialized", "True", ""), cond("Deployed", "True", "InstallSuccessful"), cond("Ready", "True", "Provisioned"))
 }
 
-// floorCleanup removes what floorOne wrote in namespace ns (not timed): each resource's
-// finalizers, then the resources and the Secrets kind by kind.
-func floorCleanup(ctx context.Context, c client.Client, ns string, objs []*unstructured.Unstructured) error {
+// floorCleanup removes what floorOne (finalizers) or jobFloorOne wrote in namespace ns (not
+// timed): each resource's finalizers, then the resources and the Secrets kind by kind.
+func floorCleanup(ctx context.Context, c client.Client, ns string, objs []*unstructured.Unstructured, finalizers bool) error {
 	t := time.Now()
-	err := kube.ForEach(ctx, objs, setupWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
-		cur := u.DeepCopy()
-		cur.SetNamespace(ns)
-		return client.IgnoreNotFound(c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
-	})
-	if err != nil {
-		return err
+	var err error
+	if finalizers {
+		err = kube.ForEach(ctx, objs, setupWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
+			cur := u.DeepCopy()
+			cur.SetNamespace(ns)
+			return client.IgnoreNotFound(c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+		})
+		if err != nil {
+			return err
+		}
 	}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, u := range objs {

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,33 +133,42 @@ type P6Run struct {
 func (b *bench) p6(ctx context.Context, chart bool) error {
 	c := b.h.Client
 	r := &P6{UnrelatedSecrets: b.c.p6Secrets, UnrelatedConfigMaps: b.c.p6ConfigMaps}
+	// Both untimed: the operator deletes P3/P5's resources while the bench creates the
+	// unrelated objects.
+	g, gctx := errgroup.WithContext(ctx)
 	if len(b.leftover) > 0 {
 		// P3/P5's resources would otherwise sit in the operator's cache and in the object
 		// counts below (its unrelated Secrets are P6's first ones: same names).
 		step(fmt.Sprintf("P6: deleting the %d resources P3/P5 left, waiting for all gone", len(b.leftover)))
-		if err := kube.DeleteAll(ctx, c, b.leftover, b.c.applyWorkers); err != nil {
-			return err
-		}
-		if err := kube.WaitGone(ctx, c, nsOperator, b.leftover, pollInterval(len(b.leftover)), b.c.timeout, kube.Exited(b.op)); err != nil {
-			return err
-		}
-		b.leftover = nil
+		left := b.leftover
+		g.Go(func() error {
+			if err := kube.DeleteAll(gctx, c, left, b.c.applyWorkers); err != nil {
+				return err
+			}
+			return kube.WaitGone(gctx, c, nsOperator, left, pollInterval(len(left)), b.c.timeout, kube.Exited(b.op))
+		})
 	}
 	step(fmt.Sprintf("P6: %d unrelated Secrets (1 KiB) and %d unrelated ConfigMaps in namespace %s", b.c.p6Secrets, b.c.p6ConfigMaps, nsOperator))
 	payload := make([]byte, 1024)
 	_, _ = rand.Read(payload)
-	if err := createUnrelated(ctx, c, b.c.p6Secrets, setupWorkers, func(i int) client.Object {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Namespace: nsOperator,
-			Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}}
-	}); err != nil {
+	g.Go(func() error {
+		if err := createUnrelated(gctx, c, b.c.p6Secrets, setupWorkers, func(i int) client.Object {
+			return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Namespace: nsOperator,
+				Labels: map[string]string{"app": "unrelated"}}, Data: map[string][]byte{"blob": payload}}
+		}); err != nil {
+			return err
+		}
+		return createUnrelated(gctx, c, b.c.p6ConfigMaps, setupWorkers, func(i int) client.Object {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-cm-%d", i), Namespace: nsOperator,
+				Labels: map[string]string{"app": "unrelated"}}, Data: map[string]string{"blob": string(payload[:512])}}
+		})
+	})
+	t := time.Now()
+	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := createUnrelated(ctx, c, b.c.p6ConfigMaps, setupWorkers, func(i int) client.Object {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-cm-%d", i), Namespace: nsOperator,
-			Labels: map[string]string{"app": "unrelated"}}, Data: map[string]string{"blob": string(payload[:512])}}
-	}); err != nil {
-		return err
-	}
+	b.leftover = nil
+	fmt.Printf("    (set up in %.1fs)\n", time.Since(t).Seconds())
 	step("P6: fresh operator process")
 	if err := b.restartOperator(productionLogLevel); err != nil {
 		return err
@@ -340,7 +350,7 @@ func (b *bench) p6Run(ctx context.Context, n int, prefix string) (P6Run, error) 
 	}
 	run.FloorSeconds, run.FloorLoadAvg = time.Since(tf).Seconds(), loadAvg()
 	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", run.FloorSeconds, run.ReadySeconds/run.FloorSeconds)
-	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs); err != nil {
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, true); err != nil {
 		return run, fmt.Errorf("floor cleanup: %w", err)
 	}
 	return run, nil

@@ -197,7 +197,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	floorDur := time.Since(tf)
 	loadFloor := loadAvg()
 	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", floorDur.Seconds(), opDur.Seconds()/floorDur.Seconds())
-	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs); err != nil {
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, true); err != nil {
 		return fmt.Errorf("floor cleanup: %w", err)
 	}
 
@@ -214,7 +214,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	}
 	jobDur := time.Since(tj)
 	fmt.Printf("    job floor: %.1fs; ratio operator/job floor %.2f\n", jobDur.Seconds(), opDur.Seconds()/jobDur.Seconds())
-	if err := floorCleanup(ctx, b.h.Client, nsFloor, jobjs); err != nil {
+	if err := floorCleanup(ctx, b.h.Client, nsFloor, jobjs, false); err != nil {
 		return fmt.Errorf("job floor cleanup: %w", err)
 	}
 
