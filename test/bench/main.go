@@ -229,6 +229,7 @@ func run() error {
 			return fmt.Errorf("P6: %w", err)
 		}
 	}
+	slices.SortFunc(b.res.Chart, func(x, y ChartPoint) int { return x.N - y.N })
 	if sel["chart"] && len(b.res.Chart) > 1 {
 		if err := plotChart(c.chartOut, b.res.Chart, b.res.Machine); err != nil {
 			return fmt.Errorf("chart: %w", err)

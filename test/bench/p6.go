@@ -515,20 +515,24 @@ func printP6(p *P6) {
 	if !ok {
 		return
 	}
-	fmt.Printf("\nP6: %d pairs, each N=%d then N=%d back to back (time per resource; all Ready; the floor):\n", len(p.Pairs), ref.N, big.N)
+	fmt.Printf("\nP6: %s, N=%d then N=%d back to back (time per resource; all Ready; the floor):\n", pairsText(len(p.Pairs)), ref.N, big.N)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	for i, pr := range p.Pairs {
 		a, b := p.Runs[2*i], p.Runs[2*i+1]
 		mark := ""
-		if i == p.MedianPair {
+		if i == p.MedianPair && len(p.Pairs) > 1 {
 			mark = "median"
 		}
 		fmt.Fprintf(w, "  pair %d\t%.1f ms; %.1fs; floor %.1fs\t%.1f ms; %.1fs; floor %.1fs\tgrowth %.2f (floor %.2f)\t%s\n", i+1,
 			a.PerResourceMillis, a.ReadySeconds, a.FloorSeconds, b.PerResourceMillis, b.ReadySeconds, b.FloorSeconds, pr.Growth, pr.FloorGrowth, mark)
 	}
 	_ = w.Flush()
+	which := "the pair"
+	if len(p.Pairs) > 1 {
+		which = "the median pair"
+	}
 	for _, r := range []P6Run{ref, big} {
-		fmt.Printf("\nP6, N=%d (the median pair): kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N)
+		fmt.Printf("\nP6, N=%d (%s): kube-apiserver writes per resource to Ready, by verb and resource (every client but the bench's creates):\n", r.N, which)
 		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		for _, k := range sortedKeys(r.WritesByResource) {
 			fmt.Fprintf(w, "  %s\t%.2f\t%.1f KiB\n", k, r.WritesByResource[k], r.BytesByResource[k]/1024)
