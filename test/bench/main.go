@@ -93,7 +93,7 @@ func run() error {
 	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
 	flag.DurationVar(&c.auditIdle, "audit-idle", 30*time.Second, "A1: idle window (all Ready, nothing changed)")
 	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
-	flag.StringVar(&sizes, "sizes", "100,250,500,1000,2000", "chart: the values of N to plot (P6 adds -p6-n)")
+	flag.StringVar(&sizes, "sizes", "100,250,500,1000", "chart: the values of N to plot (P6 adds -p6-n; a size another part measures, P1 at -n, P6 at -p6-base, is its run)")
 	flag.IntVar(&c.idleN, "idle-n", 1000, "P3/P5: number of Ready resources")
 	flag.IntVar(&c.unrelated, "unrelated-secrets", 5000, "P5: unrelated Secrets created in the watched namespace")
 	flag.IntVar(&c.p4Runs, "p4-runs", 20, "P4: number of single-resource runs")
