@@ -215,7 +215,7 @@ cluster-demo: cluster-bins olm-bins ## A whole cluster (controller-manager, sche
 	go run ./hack/demo --cluster --assets "$(ENVTEST_ASSETS)" $(DEMO_ARGS)
 
 .PHONY: bench
-bench: envtest-bins ## Performance figures P1-P7 (P1 median of 3 with both floors, P5 small and 1000, P6 at 5000 resources as the median of 3 pairs, P7 the realistic API) and A1 (Kubernetes writes from the audit log; docs/performance.md): table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only A1" etc.
+bench: envtest-bins ## Performance figures P1-P7 (P1 median of 3 with both floors, P5 small and 1000, P6 at 5000 resources from one pair of runs, P7 the realistic API) and A1 (Kubernetes writes from the audit log; docs/performance.md), about 30 min: table, bench/results.json, bench/time-to-ready.png. BENCH_ARGS="-only A1" etc.
 	go run ./test/bench --assets "$(ENVTEST_ASSETS)" $(BENCH_ARGS)
 
 .PHONY: chaos

@@ -74,17 +74,17 @@ func run() error {
 	var c config
 	var sizes string
 	flag.StringVar(&c.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default bin/envtest/<version>)")
-	flag.StringVar(&c.only, "only", "A1,P1,P2,P3,P4,P5,P5S,P6,P7,chart", "comma-separated subset of A1,P1,P2,P3,P4,P5,P5S (P5 small),P6,P7,chart")
+	flag.StringVar(&c.only, "only", strings.Join(allParts, ","), "comma-separated subset of A1,P1,P2,P3,P4,P5,P5S (P5 small),P6,P7,chart")
 	flag.IntVar(&c.p7N, "p7-n", 500, "P7: number of resources (realistic API)")
 	flag.DurationVar(&c.p7Latency, "p7-latency", 150*time.Millisecond, "P7: fake API latency")
 	flag.DurationVar(&c.p7Jitter, "p7-jitter", 50*time.Millisecond, "P7: fake API random extra latency")
 	flag.StringVar(&c.p7APIServerProfile, "p7-apiserver-profile", "", "P7: write a CPU profile of kube-apiserver over the first 15 s of the creates to this file")
-	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 10 s)")
+	flag.DurationVar(&c.p7Delay, "p7-provisioning-delay", 60*time.Second, "P7: fake API provisioning delay (goal: all Ready within it + 5 s)")
 	flag.IntVar(&c.p6N, "p6-n", 5000, "P6: number of resources")
 	flag.IntVar(&c.p6Base, "p6-base", 1000, "P6: the smaller run time per resource is compared with")
 	flag.IntVar(&c.p6Secrets, "p6-secrets", 20000, "P6: unrelated Secrets in the watched namespace")
 	flag.IntVar(&c.p6ConfigMaps, "p6-configmaps", 2000, "P6: unrelated ConfigMaps in the watched namespace")
-	flag.IntVar(&c.p6Repeats, "p6-repeats", 3, "P6: pairs of runs (N=-p6-base then N=-p6-n, back to back, on one operator process); the growth is the median of the pairs'")
+	flag.IntVar(&c.p6Repeats, "p6-repeats", 1, "P6: pairs of runs (N=-p6-base then N=-p6-n, back to back, on one operator process); the growth is the median of the pairs' (3 to confirm a growth near its goal)")
 	flag.IntVar(&c.p1Runs, "p1-runs", 3, "P1: runs at N=-n; the figure is the median ratio")
 	flag.IntVar(&c.smallN, "small-n", 20, "P5 small: number of resources of the small install")
 	flag.DurationVar(&c.smallIdle, "small-idle", 45*time.Second, "P5 small: idle time after all Ready")
@@ -93,7 +93,7 @@ func run() error {
 	flag.DurationVar(&c.auditQuiet, "audit-quiet", 10*time.Second, "A1: a step ends when the operator has written nothing for this long")
 	flag.DurationVar(&c.auditIdle, "audit-idle", 30*time.Second, "A1: idle window (all Ready, nothing changed)")
 	flag.IntVar(&c.n, "n", 500, "P1/P2: number of resources (spread over the 14 kinds)")
-	flag.StringVar(&sizes, "sizes", "100,250,500,1000,2000", "chart: the values of N to plot (P6 adds -p6-n)")
+	flag.StringVar(&sizes, "sizes", "100,250,500,1000", "chart: the values of N to plot (P6 adds -p6-n; a size another part measures, P1 at -n, P6 at -p6-base, is its run)")
 	flag.IntVar(&c.idleN, "idle-n", 1000, "P3/P5: number of Ready resources")
 	flag.IntVar(&c.unrelated, "unrelated-secrets", 5000, "P5: unrelated Secrets created in the watched namespace")
 	flag.IntVar(&c.p4Runs, "p4-runs", 20, "P4: number of single-resource runs")
@@ -104,7 +104,7 @@ func run() error {
 	flag.IntVar(&c.workers, "workers", 0, "operator --max-concurrent-reconciles (0: the operator's default)")
 	flag.IntVar(&c.floorWorkers, "floor-workers", 56, "floor: concurrent writers (the operator has 4 workers x 14 kinds per side)")
 	flag.IntVar(&c.applyWorkers, "apply-workers", 16, "concurrent creates when applying resources")
-	flag.DurationVar(&c.resync, "resync", time.Minute, "P3: short --resync-period (and Helm reconcile period) the idle cost is measured with")
+	flag.DurationVar(&c.resync, "resync", 30*time.Second, "P3: short --resync-period (and Helm reconcile period) the idle cost is measured with (30s: the shortest a resource's annotation may ask for)")
 	flag.DurationVar(&c.idleWindow, "idle-window", 0, "P3: measurement window (default 3 x -resync: one whole cycle of the refresh reads, add-on, backups, env)")
 	flag.DurationVar(&c.baseWindow, "base-window", 30*time.Second, "P3: window with nothing due (default periods) for the baseline CPU")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "per-phase timeout")
@@ -146,7 +146,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c)}}
+	b := &bench{c: c, res: &Results{Started: time.Now().UTC(), Config: configJSON(c), PartSeconds: map[string]float64{}}}
 	b.res.Machine = machineFacts()
 	h, err := kube.StartHarness(ctx, kube.HarnessOptions{
 		Assets: c.assets, WorkDir: c.workdir, Build: !c.noBuild, Log: step, AuditLog: sel["A1"],
@@ -167,50 +167,56 @@ func run() error {
 	if err := b.op.Start(); err != nil {
 		return err
 	}
+	b.timed("setup", b.res.Started)
 
 	if sel["A1"] {
-		if err := b.a1(ctx); err != nil {
+		if err := b.part("A1", func() error { return b.a1(ctx) }); err != nil {
 			return fmt.Errorf("A1: %w", err)
 		}
 	}
 
 	if sel["P4"] {
-		if err := b.p4(ctx); err != nil {
+		if err := b.part("P4", func() error { return b.p4(ctx) }); err != nil {
 			return fmt.Errorf("P4: %w", err)
 		}
 	}
 	if sel["P5S"] {
-		if err := b.p5small(ctx); err != nil {
+		if err := b.part("P5S", func() error { return b.p5small(ctx) }); err != nil {
 			return fmt.Errorf("P5 small: %w", err)
 		}
 	}
 	if sel["P7"] {
-		if err := b.p7(ctx); err != nil {
+		if err := b.part("P7", func() error { return b.p7(ctx) }); err != nil {
 			return fmt.Errorf("P7: %w", err)
 		}
 	}
 	if sel["P1"] || sel["P2"] || sel["chart"] {
 		ns := []int{}
 		if sel["chart"] {
-			ns = append(ns, c.sizes...)
+			ns = chartSizes(c, sel)
 		}
 		if (sel["P1"] || sel["P2"]) && !slices.Contains(ns, c.n) {
 			ns = append(ns, c.n)
 		}
 		slices.Sort(ns)
 		for _, n := range ns {
-			if err := b.scale(ctx, n, n == c.n && sel["P2"]); err != nil {
+			name := "chart"
+			if n == c.n && (sel["P1"] || sel["P2"]) {
+				name = "P1"
+			}
+			if err := b.part(name, func() error { return b.scale(ctx, n, n == c.n && sel["P2"]) }); err != nil {
 				return fmt.Errorf("N=%d: %w", n, err)
 			}
 		}
 		if sel["P1"] {
 			for i := 1; i < c.p1Runs; i++ {
 				step(fmt.Sprintf("P1: run %d of %d at N=%d", i+1, c.p1Runs, c.n))
-				if err := b.scale(ctx, c.n, false); err != nil {
+				if err := b.part("P1", func() error { return b.scale(ctx, c.n, false) }); err != nil {
 					return fmt.Errorf("P1 run %d: %w", i+1, err)
 				}
 			}
 			b.res.P1.summarize()
+			fmt.Printf("    P1: median %.2f, spread %.0f %%\n", b.res.P1.Ratio, 100*b.res.P1.Spread)
 		}
 	}
 	if sel["P3"] || sel["P5"] {
@@ -219,10 +225,11 @@ func run() error {
 		}
 	}
 	if sel["P6"] {
-		if err := b.p6(ctx); err != nil {
+		if err := b.part("P6", func() error { return b.p6(ctx, sel["chart"]) }); err != nil {
 			return fmt.Errorf("P6: %w", err)
 		}
 	}
+	slices.SortFunc(b.res.Chart, func(x, y ChartPoint) int { return x.N - y.N })
 	if sel["chart"] && len(b.res.Chart) > 1 {
 		if err := plotChart(c.chartOut, b.res.Chart, b.res.Machine); err != nil {
 			return fmt.Errorf("chart: %w", err)
@@ -230,6 +237,7 @@ func run() error {
 		b.res.ChartFile = c.chartOut
 	}
 	b.res.Finished = time.Now().UTC()
+	b.res.Seconds = b.res.Finished.Sub(b.res.Started).Seconds()
 	b.res.Goals = b.goals(sel)
 	printSummary(b.res)
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
@@ -259,6 +267,8 @@ type bench struct {
 	// leftover are resources an earlier part left Ready in nsOperator (P3/P5's), deleted
 	// before P6 so that P6 counts only its own.
 	leftover []*unstructured.Unstructured
+	// warm is the last process warmed up (warmup).
+	warm warmKey
 }
 
 func (b *bench) operatorArgs(extra ...string) []string {
@@ -271,6 +281,37 @@ func (b *bench) operatorArgs(extra ...string) []string {
 }
 
 func step(s string) { fmt.Println("==> " + s) }
+
+// allParts are the parts -only selects from; a run of all of them is a full run.
+var allParts = []string{"A1", "P1", "P2", "P3", "P4", "P5", "P5S", "P6", "P7", "chart"}
+
+// part runs one part and adds its duration to PartSeconds[name].
+func (b *bench) part(name string, f func() error) error {
+	t := time.Now()
+	err := f()
+	b.timed(name, t)
+	return err
+}
+
+// timed adds the time since t to PartSeconds[name] and prints it.
+func (b *bench) timed(name string, t time.Time) {
+	d := time.Since(t).Seconds()
+	b.res.PartSeconds[name] += d
+	fmt.Printf("    [%s: %s, %s so far]\n", name, minSec(d), minSec(time.Since(b.res.Started).Seconds()))
+}
+
+// chartSizes are the chart's sizes this run measures on their own: those P6 measures (-p6-base
+// and -p6-n, when P6 runs) are taken from it.
+func chartSizes(c config, sel map[string]bool) []int {
+	var ns []int
+	for _, n := range c.sizes {
+		if sel["P6"] && (n == c.p6Base || n == c.p6N) {
+			continue
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
 
 func machineFacts() Machine {
 	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}

@@ -3,6 +3,11 @@ package main
 import (
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clever-operator/clever-operator/internal/kinds"
 )
 
 func TestP1Summarize(t *testing.T) {
@@ -102,5 +107,30 @@ func TestParseAPIServerMetrics(t *testing.T) {
 	d := diffSeries(map[string]float64{"a": 1, "b": 5}, map[string]float64{"a": 4, "b": 5, "c": 2})
 	if len(d) != 2 || d["a"] != 3 || d["c"] != 2 {
 		t.Errorf("diffSeries: %v", d)
+	}
+}
+
+func TestCountStored(t *testing.T) {
+	run := &P6Run{StoredPerResource: map[string]float64{}, StoredBytesPerResource: map[string]float64{}}
+	secret := func(labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: labels}, Data: map[string][]byte{"k": []byte("v")}}
+	}
+	helm := secret(map[string]string{"owner": "helm", "version": "2"})
+	creds := secret(map[string]string{kinds.LabelManagedBy: kinds.ManagedByValue, kinds.LabelRole: kinds.RoleCredentials})
+	both := secret(map[string]string{"owner": "helm", "version": "1", kinds.LabelManagedBy: kinds.ManagedByValue})
+	// The two lists: owner=helm, then the operator's label.
+	countStored(run, helm, true)
+	countStored(run, both, true)
+	countStored(run, creds, false)
+	countStored(run, both, false) // already counted as a Helm release
+	countStored(run, secret(map[string]string{"app": "unrelated"}), false)
+	if run.HelmReleaseSecrets != 2 || run.HelmMaxRevision != 2 {
+		t.Fatalf("Helm release Secrets %d, highest revision %d; want 2 and 2", run.HelmReleaseSecrets, run.HelmMaxRevision)
+	}
+	if got := run.StoredPerResource; got["Secret (Helm release)"] != 2 || got["Secret ("+kinds.RoleCredentials+")"] != 1 || len(got) != 2 {
+		t.Fatalf("by role: %v", got)
+	}
+	if run.StoredBytesPerResource["Secret (Helm release)"] <= 0 {
+		t.Fatalf("bytes: %v", run.StoredBytesPerResource)
 	}
 }

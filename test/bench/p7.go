@@ -62,6 +62,10 @@ type P7 struct {
 	CreatesBusy float64            `json:"createsMachineBusyPercent,omitempty"`
 }
 
+// p7Margin is how long after the provisioning delay all resources may take to be Ready (the
+// goal: all Ready within the delay and this).
+const p7Margin = 5 * time.Second
+
 // Bucket is one bar of a histogram.
 type Bucket struct {
 	Label string `json:"label"`

@@ -28,6 +28,8 @@ func plotChart(path string, pts []ChartPoint, m Machine) error {
 	op := make(plotter.XYs, len(pts))
 	fl := make(plotter.XYs, len(pts))
 	var job plotter.XYs
+	var notes []string
+	noted := map[string][]string{} // note → the sizes it is about
 	for i, c := range pts {
 		op[i] = plotter.XY{X: float64(c.N), Y: c.OperatorSeconds}
 		fl[i] = plotter.XY{X: float64(c.N), Y: c.FloorSeconds}
@@ -35,8 +37,14 @@ func plotChart(path string, pts []ChartPoint, m Machine) error {
 			job = append(job, plotter.XY{X: float64(c.N), Y: c.JobFloorSeconds})
 		}
 		if c.Note != "" {
-			p.Title.Text += fmt.Sprintf("; N=%d with %s", c.N, strings.TrimPrefix(c.Note, "P6: "))
+			if noted[c.Note] == nil {
+				notes = append(notes, c.Note)
+			}
+			noted[c.Note] = append(noted[c.Note], fmt.Sprint(c.N))
 		}
+	}
+	for _, n := range notes {
+		p.Title.Text += fmt.Sprintf("; N=%s with %s", strings.Join(noted[n], " and "), strings.TrimPrefix(n, "P6: "))
 	}
 	add := func(name string, xy plotter.XYs, col color.Color, shape draw.GlyphDrawer) error {
 		l, s, err := plotter.NewLinePoints(xy)

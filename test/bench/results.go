@@ -27,7 +27,20 @@ type Results struct {
 	Chart     []ChartPoint   `json:"chart,omitempty"`
 	ChartFile string         `json:"chartFile,omitempty"`
 	Goals     []Goal         `json:"goals"`
+	// Seconds is the whole run, from the start of the control plane (and the operator's
+	// build) to the last figure; PartSeconds what each part took of it ("setup": the control
+	// plane, the build, the first operator start). See partOrder.
+	Seconds     float64            `json:"seconds"`
+	PartSeconds map[string]float64 `json:"partSeconds"`
 }
+
+// partOrder is the order the parts run and are printed in: "P1" is P1's runs at -n (P2's
+// in the first), "chart" the chart's sizes no other part measures, "P5" the 1,000 resources
+// P3 also uses (a P3 alone runs it as "P3"), "P6" includes deleting them.
+var partOrder = []string{"setup", "A1", "P4", "P5S", "P7", "P1", "chart", "P5", "P3", "P6"}
+
+// benchGoal is the whole run's duration goal (issue #46), for a run of every part.
+const benchGoal = 30 * time.Minute
 
 // Machine describes where the figures were measured.
 type Machine struct {
@@ -51,7 +64,9 @@ type P1 struct {
 	JobRatio        float64 `json:"jobRatio"`
 	ApplySeconds    float64 `json:"applySeconds"`
 	DeleteSeconds   float64 `json:"deleteSeconds"`
-	Runs            []P1Run `json:"runs"`
+	// Spread is the runs' largest ratio over their smallest, less 1 (0 for one run).
+	Spread float64 `json:"spread"`
+	Runs   []P1Run `json:"runs"`
 }
 
 type P1Run struct {
@@ -74,6 +89,14 @@ func (p *P1) summarize() {
 	p.OperatorSeconds, p.FloorSeconds, p.Ratio, p.ApplySeconds, p.DeleteSeconds = m.OperatorSeconds, m.FloorSeconds, m.Ratio, m.ApplySeconds, m.DeleteSeconds
 	j := p.Runs[medianIndex(len(p.Runs), func(i int) float64 { return p.Runs[i].JobRatio })]
 	p.JobRatio, p.JobFloorSeconds = j.JobRatio, j.JobFloorSeconds
+	lo, hi := p.Runs[0].Ratio, p.Runs[0].Ratio
+	for _, r := range p.Runs[1:] {
+		lo, hi = min(lo, r.Ratio), max(hi, r.Ratio)
+	}
+	p.Spread = 0
+	if lo > 0 {
+		p.Spread = hi/lo - 1
+	}
 }
 
 // medianIndex is the index, among n items, of the one whose value is the median (the lower
@@ -238,12 +261,16 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 			ratios = append(ratios, fmt.Sprintf("%.2f", x.Ratio))
 		}
 		g = append(g, Goal{"P1", fmt.Sprintf("time to all Ready, N=%d, median of %d runs (%s): operator %.1fs / floor %.1fs", r.P1.N, len(r.P1.Runs), strings.Join(ratios, ", "), r.P1.OperatorSeconds, r.P1.FloorSeconds),
-			"ratio ≤ 2.0", fmt.Sprintf("%.2f", r.P1.Ratio), r.P1.Ratio <= 2.0})
+			"ratio ≤ 1.5", fmt.Sprintf("%.2f", r.P1.Ratio), r.P1.Ratio <= 1.505})
+		if len(r.P1.Runs) > 1 {
+			g = append(g, Goal{"P1", fmt.Sprintf("spread of the %d runs' ratios (largest / smallest − 1)", len(r.P1.Runs)),
+				"≤ 20 %", fmt.Sprintf("%.0f %%", 100*r.P1.Spread), r.P1.Spread <= 0.205})
+		}
 		g = append(g, Goal{"P1", fmt.Sprintf("ratio to the job floor (the resource, one status write, the credentials Secret: %.1fs), median", r.P1.JobFloorSeconds),
 			"reported", fmt.Sprintf("%.2f", r.P1.JobRatio), true})
 	}
 	if r.P2 != nil {
-		g = append(g, Goal{"P2", fmt.Sprintf("API calls per resource, create → Ready → delete (N=%d)", r.P2.N), "≤ 4",
+		g = append(g, Goal{"P2", fmt.Sprintf("API calls per resource, create → Ready → delete (N=%d)", r.P2.N), "≤ 4.00",
 			fmt.Sprintf("%.2f", r.P2.PerResource), r.P2.PerResource <= 4.005})
 		g = append(g, Goal{"P2", fmt.Sprintf("API calls caused by a label on %d Ready resources", r.P2.NoopTouched), "0",
 			fmt.Sprint(r.P2.NoopCalls), r.P2.NoopCalls == 0})
@@ -268,8 +295,15 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 			for _, x := range p.Pairs {
 				growths = append(growths, fmt.Sprintf("%.2f", x.Growth))
 			}
-			g = append(g, Goal{"P6", fmt.Sprintf("time per resource at N=%d over N=%d, median of %d pairs measured back to back (%s); the median pair: %.1f ms (all Ready in %.0fs) over %.1f ms; %d unrelated Secrets + %d ConfigMaps; the floor's own ratio %.2f (median)", big.N, ref.N, len(p.Pairs), strings.Join(growths, ", "), big.PerResourceMillis, big.ReadySeconds, ref.PerResourceMillis, p.UnrelatedSecrets, p.UnrelatedConfigMaps, p.FloorGrowth),
-				"≤ 1.2", fmt.Sprintf("%.2f", p.Growth), p.Growth <= 1.2})
+			which := ""
+			if len(p.Pairs) > 1 {
+				which = "; the median pair"
+			}
+			metric := fmt.Sprintf("time per resource at N=%d over N=%d, %s measured back to back (%s)%s: %.1f ms (all Ready in %.0fs) over %.1f ms; %d unrelated Secrets + %d ConfigMaps; the floor's own ratio %.2f", big.N, ref.N, pairsText(len(p.Pairs)), strings.Join(growths, ", "), which, big.PerResourceMillis, big.ReadySeconds, ref.PerResourceMillis, p.UnrelatedSecrets, p.UnrelatedConfigMaps, p.FloorGrowth)
+			if p.Undecided() {
+				metric += "; within one pair's spread of the goal: confirm with -only P6 -p6-repeats 3"
+			}
+			g = append(g, Goal{"P6", metric, fmt.Sprintf("≤ %.1f", p6Goal), fmt.Sprintf("%.2f", p.Growth), p.Growth <= p6Goal})
 			g = append(g, Goal{"P6", fmt.Sprintf("operator peak RSS over all %d runs (anonymous peak %.1f MiB)", len(p.Runs), p.Footprint.PeakAnonMiB),
 				"≤ 256 MiB", fmt.Sprintf("%.1f MiB", p.Footprint.PeakRSSMiB), p.Footprint.PeakRSSMiB <= 256})
 			g = append(g, Goal{"P6", fmt.Sprintf("kube-apiserver writes per resource to Ready at N=%d, the median pair (%.1f KiB of bodies; Helm release Secrets %d, highest revision %d)", big.N, big.BytesPerResource/1024, big.HelmReleaseSecrets, big.HelmMaxRevision),
@@ -291,16 +325,16 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 		}
 	}
 	if p := r.P7; p != nil {
-		g = append(g, Goal{"P7", fmt.Sprintf("API calls per resource, create → Ready → delete, realistic API (N=%d; peak %d requests/s)", p.N, p.PeakPerSecond), "≤ 6",
-			fmt.Sprintf("%.2f", p.PerResource), p.PerResource <= 6.005})
-		limit := p.ProvisioningDelaySecs + 10
+		g = append(g, Goal{"P7", fmt.Sprintf("API calls per resource, create → Ready → delete, realistic API (N=%d; peak %d requests/s)", p.N, p.PeakPerSecond), "≤ 4",
+			fmt.Sprintf("%.2f", p.PerResource), p.PerResource <= 4.005})
+		limit := p.ProvisioningDelaySecs + p7Margin.Seconds()
 		g = append(g, Goal{"P7", fmt.Sprintf("time to all Ready, realistic API (N=%d, provisioning delay %gs)", p.N, p.ProvisioningDelaySecs), fmt.Sprintf("≤ %gs", limit),
 			fmt.Sprintf("%.1fs", p.ReadySeconds), p.ReadySeconds <= limit})
 	}
 	if a := r.A1; a != nil {
 		g = append(g, Goal{"A1", fmt.Sprintf("Kubernetes writes per resource to Ready (N=%d×%d; status %.1f, resource %.1f, Secrets %.1f, Helm release %.1f, events %.1f; + %.1f refused)", a.N, a.Runs,
 			a.ToReady.PerResourceByKind[wStatus], a.ToReady.PerResourceByKind[wResource], a.ToReady.PerResourceByKind[wSecret], a.ToReady.PerResourceByKind[wHelm], a.ToReady.PerResourceByKind[wEvent], a.ToReady.FailedPerResource),
-			"≤ 9", fmt.Sprintf("%.2f", a.ToReady.PerResource), a.ToReady.PerResource <= 9.005})
+			"≤ 6", fmt.Sprintf("%.2f", a.ToReady.PerResource), a.ToReady.PerResource <= 6.005})
 		for _, c := range specCases {
 			p := a.specPhase(c.name)
 			g = append(g, Goal{"A1", fmt.Sprintf("status writes per spec-changed resource, max (%s; average %.2f; all writes %.2f; + %.2f refused)", c.name, p.PerResourceByKind[wStatus], p.PerResource, p.FailedPerResource),
@@ -308,6 +342,37 @@ func (b *bench) goals(sel map[string]bool) []Goal {
 		}
 		g = append(g, Goal{"A1", fmt.Sprintf("Kubernetes writes while idle (%d Ready, %.0fs)", a.N, a.Idle.WindowSeconds), "0",
 			fmt.Sprint(a.Idle.Writes), a.Idle.Writes == 0})
+	}
+	g = append(g, durationGoal(r.Seconds, r.PartSeconds, full(sel)))
+	return g
+}
+
+// full says whether sel holds every part: the duration goal is a full run's.
+func full(sel map[string]bool) bool {
+	for _, p := range allParts {
+		if !sel[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// durationGoal is the whole run's duration, against benchGoal when every part ran (reported
+// otherwise), with its longest part.
+func durationGoal(seconds float64, parts map[string]float64, full bool) Goal {
+	longest := ""
+	for _, k := range partOrder {
+		if v, ok := parts[k]; ok && (longest == "" || v > parts[longest]) {
+			longest = k
+		}
+	}
+	metric := "duration of the whole run"
+	if longest != "" {
+		metric += fmt.Sprintf(" (longest part %s: %.1f min)", longest, parts[longest]/60)
+	}
+	g := Goal{"bench", metric, fmt.Sprintf("≤ %.0f min", benchGoal.Minutes()), fmt.Sprintf("%.1f min", seconds/60), seconds <= benchGoal.Seconds()}
+	if !full {
+		g.Metric, g.Goal, g.Met = "duration of this partial run"+strings.TrimPrefix(metric, "duration of the whole run"), "reported (the goal is a full run's)", true
 	}
 	return g
 }
@@ -349,6 +414,7 @@ func printSummary(r *Results) {
 	if r.A1 != nil {
 		printA1(r.A1)
 	}
+	printParts(r)
 	fmt.Println()
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "PART\tMETRIC\tGOAL\tVALUE\tRESULT")
@@ -360,6 +426,25 @@ func printSummary(r *Results) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", g.Part, g.Metric, g.Goal, g.Value, res)
 	}
 	_ = w.Flush()
+}
+
+// printParts prints how long each part took, and the whole run.
+func printParts(r *Results) {
+	fmt.Println("\nDuration by part:")
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for _, k := range partOrder {
+		if v, ok := r.PartSeconds[k]; ok {
+			fmt.Fprintf(w, "  %s\t%s\n", k, minSec(v))
+		}
+	}
+	fmt.Fprintf(w, "  whole run\t%s\n", minSec(r.Seconds))
+	_ = w.Flush()
+}
+
+// minSec writes seconds as "12m05s".
+func minSec(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // limitedValue says how the small install fared under the limit.
