@@ -15,19 +15,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // statusBlind returns mgr as the Helm reconciler of kind gvk sees it: a manager whose cache
-// does not pass it the updates of its own resources that change only their status, and
-// which gives its controller the operator's work queue (Add).
+// does not pass it the updates of its own resources that change only their status (or the
+// engine's addon-claim annotation), and which gives its controller the operator's work queue
+// (Add).
 //
 // helm-operator-plugins v0.9.1 watches its resources with no predicate but the selector, and
 // offers no option to add one: every status write, the engine's and Helm's own, woke the Helm
 // side for a reconcile that reads the release and changes nothing. What the Helm side renders
 // comes from the spec, the metadata (pause, selector labels, finalizers, deletion) and the
 // source Secret, whose writes wake it through the owned-Secret watch and sourceWatch; a
-// status holds nothing it reads. Creations, deletions, the informer's periodic resyncs (same
+// status holds nothing it reads, nor does the addon-claim annotation, which only the engine
+// reads (the claim patch the engine writes after creating each add-on woke one such reconcile
+// per new resource). Creations, deletions, the informer's periodic resyncs (same
 // resourceVersion) and every other update still pass; the engine's watch of the same informer
 // is not affected (only handlers added through this cache are filtered).
 func statusBlind(mgr ctrl.Manager, gvk schema.GroupVersionKind) ctrl.Manager {
@@ -106,9 +110,10 @@ func (h statusBlindHandler) OnUpdate(oldObj, newObj any) {
 	h.ResourceEventHandler.OnUpdate(oldObj, newObj)
 }
 
-// statusOnly says whether an update of a resource changed its status and nothing else but
-// the bookkeeping of every write (resourceVersion, managedFields). Anything it cannot
-// compare, and a resync (same resourceVersion), is not status-only.
+// statusOnly says whether an update of a resource changed its status, its addon-claim
+// annotation, and nothing else but the bookkeeping of every write (resourceVersion,
+// managedFields). Anything it cannot compare, and a resync (same resourceVersion), is not
+// status-only.
 func statusOnly(oldObj, newObj any) bool {
 	o, ok := oldObj.(*unstructured.Unstructured)
 	n, ok2 := newObj.(*unstructured.Unstructured)
@@ -118,8 +123,9 @@ func statusOnly(oldObj, newObj any) bool {
 	return equality.Semantic.DeepEqual(withoutStatus(o), withoutStatus(n))
 }
 
-// withoutStatus is u's content but its status, resourceVersion and managedFields (shallow
-// copies: nothing is changed).
+// withoutStatus is u's content but its status, resourceVersion, managedFields and
+// addon-claim annotation (shallow copies: nothing is changed). Annotations left empty are
+// dropped, so a claim added to a resource without annotations compares equal too.
 func withoutStatus(u *unstructured.Unstructured) map[string]any {
 	out := maps.Clone(u.Object)
 	delete(out, "status")
@@ -127,6 +133,17 @@ func withoutStatus(u *unstructured.Unstructured) map[string]any {
 		md = maps.Clone(md)
 		delete(md, "resourceVersion")
 		delete(md, "managedFields")
+		if a, ok := md["annotations"].(map[string]any); ok {
+			if _, claimed := a[kinds.AnnotationAddonClaim]; claimed {
+				a = maps.Clone(a)
+				delete(a, kinds.AnnotationAddonClaim)
+			}
+			if len(a) == 0 {
+				delete(md, "annotations")
+			} else {
+				md["annotations"] = a
+			}
+		}
 		out["metadata"] = md
 	}
 	return out

@@ -58,6 +58,13 @@ func TestStatusOnly(t *testing.T) {
 		{"an annotation (pause)", func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
 		}, false},
+		{"the addon-claim annotation added, with status", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: "v1.claim"})
+			_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
+		}, true},
+		{"the addon-claim annotation and another one", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: "v1.claim", kinds.AnnotationPaused: "true"})
+		}, false},
 		{"a label (selector)", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"shard": "a"}) }, false},
 		{"a finalizer removed", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"uninstall-helm-release"}) }, false},
 		{"deletion", func(u *unstructured.Unstructured) {
@@ -77,6 +84,15 @@ func TestStatusOnly(t *testing.T) {
 	}
 	if statusOnly(cr("1"), cr("1")) {
 		t.Fatal("a resync (same resourceVersion) is status-only")
+	}
+	o, n := cr("1"), cr("2")
+	o.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true", kinds.AnnotationAddonClaim: "v1.old"})
+	n.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true", kinds.AnnotationAddonClaim: "v1.new"})
+	if !statusOnly(o, n) {
+		t.Fatal("a new claim beside an unchanged annotation: want ignored")
+	}
+	if _, ok := o.GetAnnotations()[kinds.AnnotationAddonClaim]; !ok {
+		t.Fatal("the comparison changed the cached object")
 	}
 	if statusOnly(&corev1.Secret{}, &corev1.Secret{}) {
 		t.Fatal("a typed object is status-only")
