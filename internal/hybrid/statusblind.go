@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,13 +77,56 @@ type statusBlindCache struct {
 	gvk schema.GroupVersionKind
 }
 
-// GetInformer filters the informer of the resources of c.gvk; any other is returned as is.
+// GetInformer filters the informer of the resources of c.gvk, and that of Secrets (the owned
+// Secrets' watch, renderedCreationsBlind); any other is returned as is.
 func (c *statusBlindCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	i, err := c.Cache.GetInformer(ctx, obj, opts...)
-	if err != nil || obj.GetObjectKind().GroupVersionKind() != c.gvk {
+	if err != nil {
 		return i, err
 	}
+	if _, ok := obj.(*corev1.Secret); ok {
+		return renderedCreationsBlind{i}, nil
+	}
+	if obj.GetObjectKind().GroupVersionKind() != c.gvk {
+		return i, nil
+	}
 	return statusBlindInformer{i}, nil
+}
+
+// renderedCreationsBlind is the Secret informer as the Helm side's watch of its owned Secrets
+// sees it: without the creations of the Secrets Helm renders (those carrying Helm's
+// release-name annotation). Each install (and upgrade, and repair of a deleted one) creates
+// them, and each creation woke one more reconcile that read the release, found the dry-run
+// and the objects unchanged, and did nothing: once per new resource. A rendered Secret is
+// created by Helm's own writes, which leave nothing to do (the reconcile that wrote it is
+// still running when its creation is seen, or has recorded it as repaired), after its
+// deletion, whose event woke a reconcile already, or in the informer's first list, when every
+// resource is reconciled anyway. Updates and deletions (edits, a label removed, a Secret
+// taken away) still wake the Helm side, as do creations of every other Secret it owns (the
+// source Secret).
+type renderedCreationsBlind struct{ cache.Informer }
+
+func (i renderedCreationsBlind) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandler(renderedCreationsBlindHandler{h})
+}
+
+func (i renderedCreationsBlind) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithResyncPeriod(renderedCreationsBlindHandler{h}, d)
+}
+
+func (i renderedCreationsBlind) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithOptions(renderedCreationsBlindHandler{h}, o)
+}
+
+type renderedCreationsBlindHandler struct {
+	toolscache.ResourceEventHandler
+}
+
+func (h renderedCreationsBlindHandler) OnAdd(obj any, isInInitialList bool) {
+	if s, ok := obj.(*corev1.Secret); ok && s.Annotations[helmReleaseNameAnnotation] != "" {
+		return
+	}
+	h.ResourceEventHandler.OnAdd(obj, isInInitialList)
 }
 
 type statusBlindInformer struct{ cache.Informer }

@@ -147,6 +147,40 @@ func TestStatusBlindCacheFiltersOnlyItsKind(t *testing.T) {
 	}
 }
 
+// TestHelmSideMissesCreationsOfRenderedSecrets: through the Helm side's cache, the Secret
+// informer's handler misses the creation of a Secret Helm rendered (its release-name
+// annotation), not its updates or deletion, nor the creation of another Secret (the source
+// Secret).
+func TestHelmSideMissesCreationsOfRenderedSecrets(t *testing.T) {
+	inner := &recordingCache{informers: map[string]*recordingInformer{}}
+	c := &statusBlindCache{Cache: inner, gvk: kinds.Kinds[0].GVK}
+	secret := &corev1.Secret{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	h := &countingHandler{}
+	i, err := c.GetInformer(context.Background(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := i.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-secrets", Namespace: "ns", ResourceVersion: "1",
+		Annotations: map[string]string{helmReleaseNameAnnotation: "postgresql-db", helmReleaseNamespaceAnnotation: "ns"}}}
+	edited := rendered.DeepCopy()
+	edited.ResourceVersion = "2"
+	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-postgresql-source", Namespace: "ns", ResourceVersion: "3"}}
+	for _, hh := range inner.handlers() {
+		hh.OnAdd(rendered, false)
+		hh.OnAdd(rendered, true)
+		hh.OnUpdate(rendered, edited)
+		hh.OnDelete(edited)
+		hh.OnAdd(source, false)
+	}
+	if h.adds != 1 || h.updates != 1 || h.deletes != 1 {
+		t.Fatalf("saw %d adds, %d updates, %d deletes; want 1 (the source Secret), 1, 1", h.adds, h.updates, h.deletes)
+	}
+}
+
 type recordingCache struct {
 	cache.Cache
 	informers map[string]*recordingInformer
