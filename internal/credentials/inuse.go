@@ -234,7 +234,10 @@ func (r *InUse) usage(ctx context.Context, ns string) (usage, error) {
 	for _, gvk := range r.Kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		// The cache's own objects, not copies: a pass runs on every resource created in the
+		// namespace and lists all of them, and only reads their finalizers and
+		// spec.credentialsRef. Nothing here may change them.
+		if err := r.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return u, fmt.Errorf("listing %s in %s: %w", gvk.Kind, ns, err)
 		}
 		for i := range list.Items {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,19 +16,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/clever-operator/clever-operator/internal/kinds"
 	"github.com/clever-operator/clever-operator/internal/queue"
 )
 
 // statusBlind returns mgr as the Helm reconciler of kind gvk sees it: a manager whose cache
-// does not pass it the updates of its own resources that change only their status, and
-// which gives its controller the operator's work queue (Add).
+// does not pass it the updates of its own resources that change only their status (or the
+// engine's addon-claim annotation), and which gives its controller the operator's work queue
+// (Add).
 //
 // helm-operator-plugins v0.9.1 watches its resources with no predicate but the selector, and
 // offers no option to add one: every status write, the engine's and Helm's own, woke the Helm
 // side for a reconcile that reads the release and changes nothing. What the Helm side renders
 // comes from the spec, the metadata (pause, selector labels, finalizers, deletion) and the
 // source Secret, whose writes wake it through the owned-Secret watch and sourceWatch; a
-// status holds nothing it reads. Creations, deletions, the informer's periodic resyncs (same
+// status holds nothing it reads, nor does the addon-claim annotation, which only the engine
+// reads (the claim patch the engine writes after creating each add-on woke one such reconcile
+// per new resource). Creations, deletions, the informer's periodic resyncs (same
 // resourceVersion) and every other update still pass; the engine's watch of the same informer
 // is not affected (only handlers added through this cache are filtered).
 func statusBlind(mgr ctrl.Manager, gvk schema.GroupVersionKind) ctrl.Manager {
@@ -72,13 +77,56 @@ type statusBlindCache struct {
 	gvk schema.GroupVersionKind
 }
 
-// GetInformer filters the informer of the resources of c.gvk; any other is returned as is.
+// GetInformer filters the informer of the resources of c.gvk, and that of Secrets (the owned
+// Secrets' watch, renderedCreationsBlind); any other is returned as is.
 func (c *statusBlindCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	i, err := c.Cache.GetInformer(ctx, obj, opts...)
-	if err != nil || obj.GetObjectKind().GroupVersionKind() != c.gvk {
+	if err != nil {
 		return i, err
 	}
+	if _, ok := obj.(*corev1.Secret); ok {
+		return renderedCreationsBlind{i}, nil
+	}
+	if obj.GetObjectKind().GroupVersionKind() != c.gvk {
+		return i, nil
+	}
 	return statusBlindInformer{i}, nil
+}
+
+// renderedCreationsBlind is the Secret informer as the Helm side's watch of its owned Secrets
+// sees it: without the creations of the Secrets Helm renders (those carrying Helm's
+// release-name annotation). Each install (and upgrade, and repair of a deleted one) creates
+// them, and each creation woke one more reconcile that read the release, found the dry-run
+// and the objects unchanged, and did nothing: once per new resource. A rendered Secret is
+// created by Helm's own writes, which leave nothing to do (the reconcile that wrote it is
+// still running when its creation is seen, or has recorded it as repaired), after its
+// deletion, whose event woke a reconcile already, or in the informer's first list, when every
+// resource is reconciled anyway. Updates and deletions (edits, a label removed, a Secret
+// taken away) still wake the Helm side, as do creations of every other Secret it owns (the
+// source Secret).
+type renderedCreationsBlind struct{ cache.Informer }
+
+func (i renderedCreationsBlind) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandler(renderedCreationsBlindHandler{h})
+}
+
+func (i renderedCreationsBlind) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithResyncPeriod(renderedCreationsBlindHandler{h}, d)
+}
+
+func (i renderedCreationsBlind) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithOptions(renderedCreationsBlindHandler{h}, o)
+}
+
+type renderedCreationsBlindHandler struct {
+	toolscache.ResourceEventHandler
+}
+
+func (h renderedCreationsBlindHandler) OnAdd(obj any, isInInitialList bool) {
+	if s, ok := obj.(*corev1.Secret); ok && s.Annotations[helmReleaseNameAnnotation] != "" {
+		return
+	}
+	h.ResourceEventHandler.OnAdd(obj, isInInitialList)
 }
 
 type statusBlindInformer struct{ cache.Informer }
@@ -106,9 +154,10 @@ func (h statusBlindHandler) OnUpdate(oldObj, newObj any) {
 	h.ResourceEventHandler.OnUpdate(oldObj, newObj)
 }
 
-// statusOnly says whether an update of a resource changed its status and nothing else but
-// the bookkeeping of every write (resourceVersion, managedFields). Anything it cannot
-// compare, and a resync (same resourceVersion), is not status-only.
+// statusOnly says whether an update of a resource changed its status, its addon-claim
+// annotation, and nothing else but the bookkeeping of every write (resourceVersion,
+// managedFields). Anything it cannot compare, and a resync (same resourceVersion), is not
+// status-only.
 func statusOnly(oldObj, newObj any) bool {
 	o, ok := oldObj.(*unstructured.Unstructured)
 	n, ok2 := newObj.(*unstructured.Unstructured)
@@ -118,8 +167,9 @@ func statusOnly(oldObj, newObj any) bool {
 	return equality.Semantic.DeepEqual(withoutStatus(o), withoutStatus(n))
 }
 
-// withoutStatus is u's content but its status, resourceVersion and managedFields (shallow
-// copies: nothing is changed).
+// withoutStatus is u's content but its status, resourceVersion, managedFields and
+// addon-claim annotation (shallow copies: nothing is changed). Annotations left empty are
+// dropped, so a claim added to a resource without annotations compares equal too.
 func withoutStatus(u *unstructured.Unstructured) map[string]any {
 	out := maps.Clone(u.Object)
 	delete(out, "status")
@@ -127,6 +177,17 @@ func withoutStatus(u *unstructured.Unstructured) map[string]any {
 		md = maps.Clone(md)
 		delete(md, "resourceVersion")
 		delete(md, "managedFields")
+		if a, ok := md["annotations"].(map[string]any); ok {
+			if _, claimed := a[kinds.AnnotationAddonClaim]; claimed {
+				a = maps.Clone(a)
+				delete(a, kinds.AnnotationAddonClaim)
+			}
+			if len(a) == 0 {
+				delete(md, "annotations")
+			} else {
+				md["annotations"] = a
+			}
+		}
 		out["metadata"] = md
 	}
 	return out

@@ -58,6 +58,13 @@ func TestStatusOnly(t *testing.T) {
 		{"an annotation (pause)", func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true"})
 		}, false},
+		{"the addon-claim annotation added, with status", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: "v1.claim"})
+			_ = unstructured.SetNestedField(u.Object, "addon_1", "status", "addon")
+		}, true},
+		{"the addon-claim annotation and another one", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{kinds.AnnotationAddonClaim: "v1.claim", kinds.AnnotationPaused: "true"})
+		}, false},
 		{"a label (selector)", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"shard": "a"}) }, false},
 		{"a finalizer removed", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"uninstall-helm-release"}) }, false},
 		{"deletion", func(u *unstructured.Unstructured) {
@@ -77,6 +84,15 @@ func TestStatusOnly(t *testing.T) {
 	}
 	if statusOnly(cr("1"), cr("1")) {
 		t.Fatal("a resync (same resourceVersion) is status-only")
+	}
+	o, n := cr("1"), cr("2")
+	o.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true", kinds.AnnotationAddonClaim: "v1.old"})
+	n.SetAnnotations(map[string]string{kinds.AnnotationPaused: "true", kinds.AnnotationAddonClaim: "v1.new"})
+	if !statusOnly(o, n) {
+		t.Fatal("a new claim beside an unchanged annotation: want ignored")
+	}
+	if _, ok := o.GetAnnotations()[kinds.AnnotationAddonClaim]; !ok {
+		t.Fatal("the comparison changed the cached object")
 	}
 	if statusOnly(&corev1.Secret{}, &corev1.Secret{}) {
 		t.Fatal("a typed object is status-only")
@@ -128,6 +144,40 @@ func TestStatusBlindCacheFiltersOnlyItsKind(t *testing.T) {
 	}
 	if other.adds != 1 || other.updates != 3 || other.deletes != 1 {
 		t.Fatalf("another informer's handler saw %d adds, %d updates, %d deletes; want 1, 3, 1", other.adds, other.updates, other.deletes)
+	}
+}
+
+// TestHelmSideMissesCreationsOfRenderedSecrets: through the Helm side's cache, the Secret
+// informer's handler misses the creation of a Secret Helm rendered (its release-name
+// annotation), not its updates or deletion, nor the creation of another Secret (the source
+// Secret).
+func TestHelmSideMissesCreationsOfRenderedSecrets(t *testing.T) {
+	inner := &recordingCache{informers: map[string]*recordingInformer{}}
+	c := &statusBlindCache{Cache: inner, gvk: kinds.Kinds[0].GVK}
+	secret := &corev1.Secret{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	h := &countingHandler{}
+	i, err := c.GetInformer(context.Background(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := i.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-secrets", Namespace: "ns", ResourceVersion: "1",
+		Annotations: map[string]string{helmReleaseNameAnnotation: "postgresql-db", helmReleaseNamespaceAnnotation: "ns"}}}
+	edited := rendered.DeepCopy()
+	edited.ResourceVersion = "2"
+	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-postgresql-source", Namespace: "ns", ResourceVersion: "3"}}
+	for _, hh := range inner.handlers() {
+		hh.OnAdd(rendered, false)
+		hh.OnAdd(rendered, true)
+		hh.OnUpdate(rendered, edited)
+		hh.OnDelete(edited)
+		hh.OnAdd(source, false)
+	}
+	if h.adds != 1 || h.updates != 1 || h.deletes != 1 {
+		t.Fatalf("saw %d adds, %d updates, %d deletes; want 1 (the source Secret), 1, 1", h.adds, h.updates, h.deletes)
 	}
 }
 

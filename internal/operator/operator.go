@@ -127,7 +127,8 @@ func NewScheme() (*runtime.Scheme, error) {
 // reads are cached, only Secrets and ConfigMaps labelled as the operator's are cached (not
 // every one in the cluster), and cached objects carry no managedFields. namespaces restricts
 // the watch (empty: all namespaces). guard, given to Setup too (Options.CacheGuard), keeps
-// the data of only the Secrets the operator signed (nil: no guard, for unit tests).
+// the data of only the Secrets the operator signed (nil: no guard, for unit tests). The
+// RESTMapper remembers its mappings (restmapper.go).
 func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGuard) ctrl.Options {
 	opts := ctrl.Options{
 		Scheme: scheme,
@@ -144,6 +145,7 @@ func ManagerOptions(scheme *runtime.Scheme, namespaces []string, guard *CacheGua
 			},
 		},
 		LeaderElectionID: DefaultLeaderElectionID,
+		MapperProvider:   newRESTMapper,
 	}
 	if guard != nil {
 		// ByObject is keyed by pointer: its own entries are updated in place.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/watches"
@@ -22,6 +24,7 @@ import (
 	"github.com/clever-operator/clever-operator/internal/queue"
 	"github.com/clever-operator/clever-operator/pkg/fakeapi"
 	"github.com/clever-operator/clever-operator/test/kube"
+	"github.com/clever-operator/clever-operator/test/kube/proc"
 )
 
 func pollInterval(n int) time.Duration {
@@ -119,6 +122,34 @@ func (b *bench) p4(ctx context.Context) error {
 	return nil
 }
 
+// cpuSpan starts counting the CPU time of kube-apiserver, etcd, the operator and this process
+// (the bench: its creates, its polls and the fake); the function it returns gives the seconds
+// each used since. Unlike a wall time, these hardly move with the machine's other load.
+func (b *bench) cpuSpan() func() map[string]float64 {
+	pids := proc.ChildPIDs("kube-apiserver", "etcd")
+	pids["operator"], pids["bench"] = b.op.PID(), os.Getpid()
+	s := sampleCPU(pids, time.Hour)
+	from := time.Now()
+	return func() map[string]float64 {
+		to := time.Now()
+		s.take()
+		s.stop()
+		out, _ := s.over(from, to)
+		return out
+	}
+}
+
+// perResource prints CPU seconds as milliseconds per resource, the costliest process first.
+func perResource(secs map[string]float64, n int) string {
+	names := slices.Sorted(maps.Keys(secs))
+	sort.SliceStable(names, func(i, j int) bool { return secs[names[i]] > secs[names[j]] })
+	var parts []string
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f ms", name, 1000*secs[name]/float64(n)))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func percentile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
@@ -141,6 +172,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	}
 	step(fmt.Sprintf("N=%d: applying %d resources, waiting for all Ready (operator)", n, n))
 	fake.ResetCounts()
+	opCPU := b.cpuSpan()
 	t0 := time.Now()
 	if err := kube.CreateAll(ctx, b.h.Client, objs, b.c.applyWorkers); err != nil {
 		return err
@@ -150,9 +182,10 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return err
 	}
 	opDur := time.Since(t0)
+	opSecs := opCPU()
 	loadOp := loadAvg()
 	createCounts := fake.Counts()
-	fmt.Printf("    operator: all %d Ready in %.1fs (applied in %.1fs)\n", n, opDur.Seconds(), applied.Seconds())
+	fmt.Printf("    operator: all %d Ready in %.1fs (applied in %.1fs); CPU per resource: %s\n", n, opDur.Seconds(), applied.Seconds(), perResource(opSecs, n))
 
 	var noop map[string]int
 	var noopWindow time.Duration
@@ -188,6 +221,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 	if err != nil {
 		return err
 	}
+	floorCPU := b.cpuSpan()
 	tf := time.Now()
 	if err := kube.ForEach(ctx, fobjs, b.c.floorWorkers, func(ctx context.Context, u *unstructured.Unstructured) error {
 		return floorOne(ctx, b.h.Client, u)
@@ -195,8 +229,9 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	floorDur := time.Since(tf)
+	floorSecs := floorCPU()
 	loadFloor := loadAvg()
-	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f\n", floorDur.Seconds(), opDur.Seconds()/floorDur.Seconds())
+	fmt.Printf("    floor: %.1fs; ratio operator/floor %.2f; CPU per resource: %s\n", floorDur.Seconds(), opDur.Seconds()/floorDur.Seconds(), perResource(floorSecs, n))
 	if err := floorCleanup(ctx, b.h.Client, nsFloor, fobjs, true); err != nil {
 		return fmt.Errorf("floor cleanup: %w", err)
 	}
@@ -228,7 +263,7 @@ func (b *bench) scale(ctx context.Context, n int, withP2 bool) error {
 		}
 		b.res.P1.Runs = append(b.res.P1.Runs, P1Run{OperatorSeconds: opDur.Seconds(), FloorSeconds: floorDur.Seconds(), JobFloorSeconds: jobDur.Seconds(),
 			Ratio: opDur.Seconds() / floorDur.Seconds(), JobRatio: opDur.Seconds() / jobDur.Seconds(),
-			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds(), LoadAvg: loadOp})
+			ApplySeconds: applied.Seconds(), DeleteSeconds: delDur.Seconds(), LoadAvg: loadOp, OperatorCPU: opSecs, FloorCPU: floorSecs})
 		b.res.P1.summarize()
 	}
 	if withP2 {

@@ -78,6 +78,10 @@ type P1Run struct {
 	ApplySeconds    float64 `json:"applySeconds"`
 	DeleteSeconds   float64 `json:"deleteSeconds"`
 	LoadAvg         float64 `json:"loadAvg"`
+	// CPU seconds by process (kube-apiserver, etcd, operator, bench) from the first apply to
+	// all Ready, and over the floor's writes.
+	OperatorCPU map[string]float64 `json:"operatorCPUSeconds,omitempty"`
+	FloorCPU    map[string]float64 `json:"floorCPUSeconds,omitempty"`
 }
 
 // summarize sets the figures from the median run (by ratio) and the median job ratio.
