@@ -78,23 +78,44 @@ type statusBlindCache struct {
 }
 
 // GetInformer filters the informer of the resources of c.gvk, and that of Secrets (the owned
-// Secrets' watch, renderedCreationsBlind); any other is returned as is.
+// Secrets' watch, renderedCreationsBlindHandler); any other is returned as is.
 func (c *statusBlindCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	i, err := c.Cache.GetInformer(ctx, obj, opts...)
 	if err != nil {
 		return i, err
 	}
 	if _, ok := obj.(*corev1.Secret); ok {
-		return renderedCreationsBlind{i}, nil
+		return handlerFilter{i, func(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
+			return renderedCreationsBlindHandler{h}
+		}}, nil
 	}
 	if obj.GetObjectKind().GroupVersionKind() != c.gvk {
 		return i, nil
 	}
-	return statusBlindInformer{i}, nil
+	return handlerFilter{i, func(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler { return statusBlindHandler{h} }}, nil
 }
 
-// renderedCreationsBlind is the Secret informer as the Helm side's watch of its owned Secrets
-// sees it: without the creations of the Secrets Helm renders (those carrying Helm's
+// handlerFilter is an informer whose every event handler added is first wrapped by wrap
+// (renderedCreationsBlindHandler, statusBlindHandler).
+type handlerFilter struct {
+	cache.Informer
+	wrap func(toolscache.ResourceEventHandler) toolscache.ResourceEventHandler
+}
+
+func (i handlerFilter) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandler(i.wrap(h))
+}
+
+func (i handlerFilter) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithResyncPeriod(i.wrap(h), d)
+}
+
+func (i handlerFilter) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithOptions(i.wrap(h), o)
+}
+
+// renderedCreationsBlindHandler is the Secret informer's handler as the Helm side's watch of
+// its owned Secrets sees it: without the creations of the Secrets Helm renders (those carrying Helm's
 // release-name annotation). Each install (and upgrade, and repair of a deleted one) creates
 // them, and each creation woke one more reconcile that read the release, found the dry-run
 // and the objects unchanged, and did nothing: once per new resource. A rendered Secret is
@@ -104,20 +125,6 @@ func (c *statusBlindCache) GetInformer(ctx context.Context, obj client.Object, o
 // resource is reconciled anyway. Updates and deletions (edits, a label removed, a Secret
 // taken away) still wake the Helm side, as do creations of every other Secret it owns (the
 // source Secret).
-type renderedCreationsBlind struct{ cache.Informer }
-
-func (i renderedCreationsBlind) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandler(renderedCreationsBlindHandler{h})
-}
-
-func (i renderedCreationsBlind) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandlerWithResyncPeriod(renderedCreationsBlindHandler{h}, d)
-}
-
-func (i renderedCreationsBlind) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandlerWithOptions(renderedCreationsBlindHandler{h}, o)
-}
-
 type renderedCreationsBlindHandler struct {
 	toolscache.ResourceEventHandler
 }
@@ -127,20 +134,6 @@ func (h renderedCreationsBlindHandler) OnAdd(obj any, isInInitialList bool) {
 		return
 	}
 	h.ResourceEventHandler.OnAdd(obj, isInInitialList)
-}
-
-type statusBlindInformer struct{ cache.Informer }
-
-func (i statusBlindInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandler(statusBlindHandler{h})
-}
-
-func (i statusBlindInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandlerWithResyncPeriod(statusBlindHandler{h}, d)
-}
-
-func (i statusBlindInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.Informer.AddEventHandlerWithOptions(statusBlindHandler{h}, o)
 }
 
 type statusBlindHandler struct {
