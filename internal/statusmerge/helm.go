@@ -62,6 +62,13 @@ func (h *Helm) Update(ctx context.Context, obj client.Object, opts ...client.Sub
 			taken.Done(u.GetResourceVersion())
 			return nil
 		}
+		if engineBehind(live, u) {
+			// Only Ready's generation would move, and the engine's write for this generation,
+			// due or already sent, carries it: sending this one too is a write, or a refused
+			// one when the engine's landed first.
+			taken.Done("")
+			return nil
+		}
 	}
 	err := h.SubResourceWriter.Update(ctx, obj, opts...)
 	if err != nil {
@@ -120,6 +127,38 @@ func helmPaused(u *unstructured.Unstructured) bool {
 func waitingForEngine(u *unstructured.Unstructured) bool {
 	_, reported := status.Find(status.Conditions(u), status.TypeAddonReady)
 	return !reported && u.GetDeletionTimestamp() == nil
+}
+
+// engineBehind: the engine has not recorded u's generation in live (status.observedGeneration
+// is the engine's), and u differs from live only in the observedGeneration of Ready and
+// Stalled, which every write derives from the resource's generation.
+func engineBehind(live, u *unstructured.Unstructured) bool {
+	og, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
+	if og >= u.GetGeneration() {
+		return false
+	}
+	liveGen := map[string]any{}
+	raw, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+	for _, c := range raw {
+		if m, ok := c.(map[string]any); ok {
+			liveGen[conditionType(c)] = m["observedGeneration"]
+		}
+	}
+	out := u.DeepCopy()
+	raw, _, _ = unstructured.NestedSlice(out.Object, "status", "conditions")
+	for _, c := range raw {
+		m, ok := c.(map[string]any)
+		if t := conditionType(c); !ok || t != status.TypeReady && t != status.TypeStalled {
+			continue
+		}
+		if g, had := liveGen[conditionType(c)]; had && g != nil {
+			m["observedGeneration"] = g
+		} else {
+			delete(m, "observedGeneration")
+		}
+	}
+	_ = unstructured.SetNestedSlice(out.Object, raw, "status", "conditions")
+	return sameStatus(live, out)
 }
 
 // withoutNewUnknowns is u without the Unknown conditions live does not have: what a paused

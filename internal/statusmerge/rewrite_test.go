@@ -313,3 +313,40 @@ func statusWritesSent(t *testing.T, live, u *unstructured.Unstructured) int {
 	}
 	return w.updates
 }
+
+// TestHelmWriteOnlyMovingReadysGenerationWaitsForTheEngine: after a spec change Helm does not
+// render differently (spec.deletionPolicy), the Helm side's write would only move Ready's
+// observedGeneration. While the engine has not recorded the generation, its own write carries
+// that, so this one is not sent (sent after the engine's, it was refused: a 409). A write that
+// changes anything else, or one after the engine's, is sent.
+func TestHelmWriteOnlyMovingReadysGenerationWaitsForTheEngine(t *testing.T) {
+	cached := func(engineGen int64, deployedMsg string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "api.clever-cloud.com/v1", "kind": "PostgreSql",
+			"metadata": map[string]any{"name": "db", "namespace": "ns", "resourceVersion": "7", "generation": int64(2)},
+			"status": map[string]any{"addon": "addon_1", "observedGeneration": engineGen, "deployedRelease": map[string]any{"name": "postgresql-db"}, "conditions": []any{
+				map[string]any{"type": status.TypeAddonReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:00Z", "observedGeneration": engineGen},
+				map[string]any{"type": "Deployed", "status": "True", "reason": "InstallSuccessful", "message": deployedMsg, "lastTransitionTime": "2026-11-24T09:00:01Z"},
+				map[string]any{"type": status.TypeReady, "status": "True", "reason": status.ReasonProvisioned, "message": "ok", "lastTransitionTime": "2026-11-24T09:00:01Z", "observedGeneration": int64(1)},
+			}},
+		}}
+	}
+	for _, tc := range []struct {
+		name      string
+		engineGen int64
+		helmMsg   string
+		want      int
+	}{
+		{"engine behind, only Ready's generation moves", 1, "installed", 0},
+		{"engine behind, Helm's own condition changes", 1, "upgraded", 1},
+		{"engine caught up", 2, "installed", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := cached(tc.engineGen, "installed")
+			u := helmRewrite(t, cached(tc.engineGen, tc.helmMsg))
+			if got := statusWritesSent(t, live, u); got != tc.want {
+				t.Fatalf("writes sent %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
