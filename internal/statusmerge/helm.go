@@ -2,6 +2,7 @@ package statusmerge
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"time"
 
@@ -138,26 +139,36 @@ func engineBehind(live, u *unstructured.Unstructured) bool {
 		return false
 	}
 	liveGen := map[string]any{}
-	raw, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
-	for _, c := range raw {
+	liveSt, _ := live.Object["status"].(map[string]any)
+	liveConds, _ := liveSt["conditions"].([]any)
+	for _, c := range liveConds {
 		if m, ok := c.(map[string]any); ok {
 			liveGen[conditionType(c)] = m["observedGeneration"]
 		}
 	}
-	out := u.DeepCopy()
-	raw, _, _ = unstructured.NestedSlice(out.Object, "status", "conditions")
-	for _, c := range raw {
+	// A copy of u's status with live's generations in Ready and Stalled: the maps it changes
+	// are copied, the rest shared (nothing below writes to them).
+	st, _ := u.Object["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	moved := make([]any, len(conds))
+	for i, c := range conds {
 		m, ok := c.(map[string]any)
 		if t := conditionType(c); !ok || t != status.TypeReady && t != status.TypeStalled {
+			moved[i] = c
 			continue
 		}
+		m = maps.Clone(m)
 		if g, had := liveGen[conditionType(c)]; had && g != nil {
 			m["observedGeneration"] = g
 		} else {
 			delete(m, "observedGeneration")
 		}
+		moved[i] = m
 	}
-	_ = unstructured.SetNestedSlice(out.Object, raw, "status", "conditions")
+	out := &unstructured.Unstructured{Object: map[string]any{"status": maps.Clone(st)}}
+	if st != nil {
+		out.Object["status"].(map[string]any)["conditions"] = moved
+	}
 	return sameStatus(live, out)
 }
 
