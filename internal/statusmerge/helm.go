@@ -135,41 +135,29 @@ func waitingForEngine(u *unstructured.Unstructured) bool {
 // Stalled, which every write derives from the resource's generation.
 func engineBehind(live, u *unstructured.Unstructured) bool {
 	og, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
-	if og >= u.GetGeneration() {
-		return false
-	}
-	liveGen := map[string]any{}
-	liveSt, _ := live.Object["status"].(map[string]any)
-	liveConds, _ := liveSt["conditions"].([]any)
-	for _, c := range liveConds {
-		if m, ok := c.(map[string]any); ok {
-			liveGen[conditionType(c)] = m["observedGeneration"]
-		}
-	}
-	// A copy of u's status with live's generations in Ready and Stalled: the maps it changes
-	// are copied, the rest shared (nothing below writes to them).
+	return og < u.GetGeneration() && sameStatus(withoutReadyGeneration(live), withoutReadyGeneration(u))
+}
+
+// withoutReadyGeneration is u's status without the observedGeneration of Ready and Stalled:
+// the maps that changes are copied, the rest shared (nothing writes to it).
+func withoutReadyGeneration(u *unstructured.Unstructured) *unstructured.Unstructured {
 	st, _ := u.Object["status"].(map[string]any)
 	conds, _ := st["conditions"].([]any)
-	moved := make([]any, len(conds))
+	kept := make([]any, len(conds))
 	for i, c := range conds {
 		m, ok := c.(map[string]any)
-		if t := conditionType(c); !ok || t != status.TypeReady && t != status.TypeStalled {
-			moved[i] = c
-			continue
-		}
-		m = maps.Clone(m)
-		if g, had := liveGen[conditionType(c)]; had && g != nil {
-			m["observedGeneration"] = g
-		} else {
+		if t := conditionType(c); ok && (t == status.TypeReady || t == status.TypeStalled) {
+			m = maps.Clone(m)
 			delete(m, "observedGeneration")
+			c = m
 		}
-		moved[i] = m
+		kept[i] = c
 	}
-	out := &unstructured.Unstructured{Object: map[string]any{"status": maps.Clone(st)}}
-	if st != nil {
-		out.Object["status"].(map[string]any)["conditions"] = moved
+	out := maps.Clone(st)
+	if out != nil {
+		out["conditions"] = kept
 	}
-	return sameStatus(live, out)
+	return &unstructured.Unstructured{Object: map[string]any{"status": out}}
 }
 
 // withoutNewUnknowns is u without the Unknown conditions live does not have: what a paused
